@@ -1,0 +1,337 @@
+import { ApiError, AuthError, MktError, RateLimitError, UnreachableError } from '../errors.js';
+import type { Clock } from '../clock.js';
+import { Pacer, limitFor } from './pacer.js';
+import { redactBody, redactHeaders } from './redact.js';
+import { isRetryableNetworkError, send, type HttpResponse } from './transport.js';
+
+/** What the client authenticates with. */
+export interface Credential {
+  kind: 'token' | 'test_key' | 'live_key';
+  secret: string;
+  /** Where it came from: env, keychain, file, memory. */
+  source: string;
+}
+
+/** Supplies credentials; the auth module adds refresh. */
+export interface AuthSource {
+  credential(): Promise<Credential | null>;
+  /** After a 401 with `failed`: a fresh credential (refreshed token) or null. */
+  afterUnauthorized?(failed: Credential): Promise<Credential | null>;
+}
+
+export interface ApiClientOptions {
+  siteUrl: string;
+  auth?: AuthSource;
+  env: Record<string, string | undefined>;
+  clock: Clock;
+  userAgent: string;
+  /** `--verbose` sink: one line per request and response, secrets redacted. */
+  log?: (line: string) => void;
+  /** Where the working token endpoint is remembered per site. */
+  siteMemory?: {
+    get(siteUrl: string): Promise<{ token_endpoint?: string }>;
+    remember(siteUrl: string, info: { token_endpoint: string }): Promise<void>;
+  };
+  maxRetries?: number;
+  connectTimeoutMs?: number;
+  responseTimeoutMs?: number;
+  /** Longest Retry-After we are willing to wait, in ms. */
+  maxRetryWaitMs?: number;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  /** A JSON body (serialized here) or a raw string/Buffer with its own content type. */
+  json?: unknown;
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+  /** false: send no credential (OAuth endpoints). */
+  auth?: boolean;
+  /** Answer error statuses instead of throwing. */
+  allowErrorStatus?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  data: T;
+  text: string;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+/** The marketplace API: {base_url} requests with auth, retries, pacing, timeouts and clear errors. */
+export class ApiClient {
+  readonly siteUrl: string;
+  readonly baseUrl: string;
+  private readonly pacers = new Map<string, Pacer>();
+
+  constructor(private readonly options: ApiClientOptions) {
+    this.siteUrl = options.siteUrl.replace(/\/+$/, '');
+    this.baseUrl = `${this.siteUrl}/api/v1`;
+  }
+
+  /** A URL for `path`: absolute URLs stay, `/x` is relative to {base_url}. */
+  url(path: string, query?: RequestOptions['query']): URL {
+    const url = /^https?:\/\//.test(path)
+      ? new URL(path)
+      : new URL(this.baseUrl + (path.startsWith('/') ? path : `/${path}`));
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url;
+  }
+
+  get<T = unknown>(path: string, options: RequestOptions = {}) {
+    return this.request<T>('GET', path, options);
+  }
+  post<T = unknown>(path: string, json?: unknown, options: RequestOptions = {}) {
+    return this.request<T>('POST', path, { ...options, json });
+  }
+  patch<T = unknown>(path: string, json?: unknown, options: RequestOptions = {}) {
+    return this.request<T>('PATCH', path, { ...options, json });
+  }
+  delete<T = unknown>(path: string, options: RequestOptions = {}) {
+    return this.request<T>('DELETE', path, options);
+  }
+
+  /** Every item of a list endpoint, following `next_cursor`; a bare array is a one-page list. */
+  async list<T = unknown>(path: string, options: RequestOptions = {}): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10_000; page++) {
+      const res = await this.get<unknown>(path, {
+        ...options,
+        query: { ...options.query, limit: 100, cursor },
+      });
+      const body = res.data as { data?: T[]; has_more?: boolean; next_cursor?: string | null } | T[];
+      if (Array.isArray(body)) return [...items, ...body];
+      items.push(...(body.data ?? []));
+      if (!body.has_more || !body.next_cursor) return items;
+      cursor = body.next_cursor;
+    }
+    return items;
+  }
+
+  /** Sends one request with retries; throws an MktError for error statuses unless allowed. */
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
+    method = method.toUpperCase();
+    const url = this.url(path, options.query);
+    let credential = options.auth === false ? null : ((await this.options.auth?.credential()) ?? null);
+    let refreshed = false;
+    for (;;) {
+      const res = await this.sendWithRetries(method, url, options, credential);
+      if (res.status === 401 && credential && !refreshed && this.options.auth?.afterUnauthorized) {
+        refreshed = true;
+        const next = await this.options.auth.afterUnauthorized(credential);
+        if (next) {
+          credential = next;
+          continue;
+        }
+      }
+      const data = parseBody(res);
+      if (res.status >= 400 && !options.allowErrorStatus) throw this.errorFor(res, data, credential);
+      return { status: res.status, headers: res.headers, data: data as T, text: res.text };
+    }
+  }
+
+  private async sendWithRetries(
+    method: string,
+    url: URL,
+    options: RequestOptions,
+    credential: Credential | null,
+  ): Promise<HttpResponse> {
+    const { clock } = this.options;
+    const maxRetries = this.options.maxRetries ?? 4;
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.options.userAgent,
+      ...options.headers,
+    };
+    let body = options.body;
+    if (options.json !== undefined) {
+      body = JSON.stringify(options.json);
+      headers['content-type'] ??= 'application/json';
+    }
+    if (credential) {
+      if (credential.kind === 'token') headers.authorization = `Bearer ${credential.secret}`;
+      else headers['x-api-key'] = credential.secret;
+    }
+    const pacer = this.pacerFor(credential?.secret);
+    for (let attempt = 0; ; attempt++) {
+      await pacer?.take();
+      this.log(
+        `> ${method} ${url.href} ${JSON.stringify(redactHeaders(headers))}${body ? ` ${redactBody(String(body))}` : ''}`,
+      );
+      const started = clock.now();
+      let res: HttpResponse;
+      try {
+        res = await send(
+          {
+            method,
+            url,
+            headers,
+            body,
+            connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
+            responseTimeoutMs: this.options.responseTimeoutMs ?? timeoutFromEnv(this.options.env) ?? 30_000,
+            signal: options.signal,
+          },
+          this.options.env,
+        );
+      } catch (err) {
+        this.log(`< ${method} ${url.href} failed: ${(err as Error).message}`);
+        // A POST or PATCH that may have reached the server is not repeated: it could act twice.
+        if (
+          err instanceof UnreachableError &&
+          SAFE_METHODS.has(method) &&
+          isRetryableNetworkError(err) &&
+          attempt < maxRetries
+        ) {
+          await clock.sleep(backoff(attempt), options.signal);
+          continue;
+        }
+        throw err;
+      }
+      pacer?.observe(res.headers);
+      this.log(
+        `< ${res.status} ${method} ${url.href} (${clock.now() - started} ms) ${JSON.stringify(redactHeaders(res.headers))} ${redactBody(res.text.slice(0, 2000))}`,
+      );
+      const retryable =
+        res.status === 429 || ([502, 503, 504].includes(res.status) && SAFE_METHODS.has(method));
+      if (!retryable || attempt >= maxRetries) return res;
+      const wait = retryAfterMs(res.headers, clock.now()) ?? backoff(attempt);
+      if (wait > (this.options.maxRetryWaitMs ?? 60_000)) return res;
+      this.log(`  retrying in ${Math.round(wait)} ms (attempt ${attempt + 2} of ${maxRetries + 1})`);
+      await clock.sleep(wait, options.signal);
+    }
+  }
+
+  private pacerFor(secret: string | undefined): Pacer | undefined {
+    const limit = limitFor(secret);
+    if (!secret || !limit) return undefined;
+    let pacer = this.pacers.get(secret);
+    if (!pacer) this.pacers.set(secret, (pacer = new Pacer(limit, this.options.clock)));
+    return pacer;
+  }
+
+  /**
+   * POSTs to the OAuth token endpoint, which the interface publishes at two paths: tries the
+   * remembered one, else `{site_url}/api/oauth/token` then `{base_url}/oauth/token` on 404/405.
+   */
+  async tokenRequest<T = Record<string, unknown>>(body: Record<string, string>): Promise<ApiResponse<T>> {
+    const memory = this.options.siteMemory;
+    const remembered = (await memory?.get(this.siteUrl))?.token_endpoint;
+    const candidates = [`${this.siteUrl}/api/oauth/token`, `${this.baseUrl}/oauth/token`];
+    if (remembered && candidates.includes(remembered)) candidates.sort((a) => (a === remembered ? -1 : 1));
+    let last: ApiResponse<unknown> | undefined;
+    for (const endpoint of candidates) {
+      const res = await this.request<unknown>('POST', endpoint, {
+        json: body,
+        auth: false,
+        allowErrorStatus: true,
+      });
+      if (res.status === 404 || res.status === 405) {
+        last = res;
+        continue;
+      }
+      if (endpoint !== remembered) await memory?.remember(this.siteUrl, { token_endpoint: endpoint });
+      if (res.status >= 400) throw this.errorFor(res, res.data, null);
+      return res as ApiResponse<T>;
+    }
+    throw new ApiError(
+      last?.status ?? 404,
+      'token_endpoint_not_found',
+      `${this.siteUrl} has no OAuth token endpoint at ${candidates.join(' or ')}.`,
+      { hints: ['mkt config get site-url'] },
+    );
+  }
+
+  private errorFor(res: HttpResponse, data: unknown, credential: Credential | null): MktError {
+    const { code, message } = describeError(res, data);
+    if (res.status === 401) {
+      return new AuthError(code || 'unauthorized', `Authentication was refused: ${message}`, {
+        hints: credential?.kind === 'token' || !credential ? ['mkt login'] : ['mkt login --with-api-key'],
+      });
+    }
+    if (res.status === 403) {
+      return new AuthError(code || 'forbidden', `Not allowed: ${message}`, {
+        hints: ['mkt auth status', 'mkt login --scope apps:write   (for management commands)'],
+      });
+    }
+    if (res.status === 429) {
+      const after = retryAfterMs(res.headers, this.options.clock.now());
+      return new RateLimitError(
+        `Rate limited by ${this.siteUrl}: ${message}${after ? ` Try again in ${Math.ceil(after / 1000)} s.` : ''}`,
+      );
+    }
+    return new ApiError(res.status, code || `http_${res.status}`, message);
+  }
+
+  private log(line: string): void {
+    this.options.log?.(line);
+  }
+}
+
+function parseBody(res: HttpResponse): unknown {
+  if (!res.text) return undefined;
+  const type = String(res.headers['content-type'] ?? '');
+  if (!type.includes('json') && !/^\s*[[{]/.test(res.text)) return undefined;
+  try {
+    return JSON.parse(res.text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Understands our error JSON, OAuth errors and `{message}`; anything else is status plus an excerpt. */
+export function describeError(res: HttpResponse, data: unknown): { code: string; message: string } {
+  const body = data as Record<string, unknown> | undefined;
+  const err = body?.error;
+  if (err && typeof err === 'object') {
+    const e = err as Record<string, unknown>;
+    return { code: String(e.code ?? ''), message: String(e.message ?? e.code ?? `HTTP ${res.status}`) };
+  }
+  if (typeof err === 'string') {
+    const description = typeof body?.error_description === 'string' ? `: ${body.error_description}` : '';
+    return { code: err, message: `${err}${description}` };
+  }
+  if (typeof body?.message === 'string') return { code: '', message: body.message };
+  return { code: '', message: `HTTP ${res.status}${excerpt(res.text)}` };
+}
+
+function excerpt(text: string): string {
+  const plain = text
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (!plain) return '';
+  return `: ${plain.length > 200 ? `${plain.slice(0, 200)}…` : plain}`;
+}
+
+/** Retry-After in ms (seconds or an HTTP date), or undefined. */
+export function retryAfterMs(
+  headers: Record<string, string | string[] | undefined>,
+  now: number,
+): number | undefined {
+  const value = headers['retry-after'];
+  if (typeof value !== 'string' || !value.trim()) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+/** Exponential backoff with full jitter: 0.5–1 × 250 ms × 2^attempt, at most 8 s. */
+function backoff(attempt: number): number {
+  const base = Math.min(8000, 250 * 2 ** attempt);
+  return base / 2 + Math.random() * (base / 2);
+}
+
+function timeoutFromEnv(env: Record<string, string | undefined>): number | undefined {
+  const seconds = Number(env.MKT_HTTP_TIMEOUT);
+  return env.MKT_HTTP_TIMEOUT && Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
+}

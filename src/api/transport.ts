@@ -1,0 +1,154 @@
+import { UnreachableError } from '../errors.js';
+
+/** One HTTP exchange as the API client sees it. */
+export interface HttpRequest {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  /** Milliseconds to connect. */
+  connectTimeoutMs: number;
+  /** Milliseconds from sending to the end of the response. */
+  responseTimeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** True when the environment names a proxy (HTTPS_PROXY, HTTP_PROXY, either case). */
+export function proxyConfigured(env: Env): boolean {
+  return Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy);
+}
+
+/**
+ * Sends a request. Direct connections use node:http (undici costs more to load than a whole `mkt
+ * whoami`); with a proxy in the environment, undici's EnvHttpProxyAgent applies HTTPS_PROXY,
+ * HTTP_PROXY and NO_PROXY.
+ */
+export async function send(req: HttpRequest, env: Env): Promise<HttpResponse> {
+  try {
+    return proxyConfigured(env) ? await sendViaUndici(req, env) : await sendDirect(req);
+  } catch (err) {
+    throw toUnreachable(err, req);
+  }
+}
+
+async function sendDirect(req: HttpRequest): Promise<HttpResponse> {
+  const mod = req.url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  return new Promise<HttpResponse>((resolve, reject) => {
+    const request = mod.request(req.url, { method: req.method, headers: req.headers, signal: req.signal });
+    const connectTimer = setTimeout(
+      () => request.destroy(timeoutError('connect', req.connectTimeoutMs)),
+      req.connectTimeoutMs,
+    );
+    const responseTimer = setTimeout(
+      () => request.destroy(timeoutError('response', req.responseTimeoutMs)),
+      req.responseTimeoutMs,
+    );
+    const done = () => {
+      clearTimeout(connectTimer);
+      clearTimeout(responseTimer);
+    };
+    request.on('socket', (socket) => {
+      if (!socket.connecting) clearTimeout(connectTimer);
+      else socket.once('connect', () => clearTimeout(connectTimer));
+    });
+    request.on('error', (err) => {
+      done();
+      reject(err);
+    });
+    request.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (err) => {
+        done();
+        reject(err);
+      });
+      res.on('end', () => {
+        done();
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+        });
+      });
+    });
+    request.end(req.body);
+  });
+}
+
+async function sendViaUndici(req: HttpRequest, env: Env): Promise<HttpResponse> {
+  const { EnvHttpProxyAgent, request } = await import('undici');
+  const dispatcher = new EnvHttpProxyAgent({
+    httpProxy: env.HTTP_PROXY || env.http_proxy,
+    httpsProxy: env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy,
+    noProxy: env.NO_PROXY ?? env.no_proxy ?? '',
+    connect: { timeout: req.connectTimeoutMs },
+  });
+  try {
+    const res = await request(req.url, {
+      method: req.method as 'GET',
+      headers: req.headers,
+      body: req.body,
+      dispatcher,
+      signal: req.signal,
+      headersTimeout: req.responseTimeoutMs,
+      bodyTimeout: req.responseTimeoutMs,
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, headers: res.headers, text };
+  } finally {
+    void dispatcher.close();
+  }
+}
+
+function timeoutError(phase: 'connect' | 'response', ms: number): Error {
+  const err = new Error(
+    `${phase === 'connect' ? 'connecting' : 'waiting for the response'} took over ${ms / 1000} s`,
+  );
+  (err as NodeJS.ErrnoException).code = phase === 'connect' ? 'ETIMEDOUT_CONNECT' : 'ETIMEDOUT_RESPONSE';
+  return err;
+}
+
+/** Codes of failures where the request may not have reached the server, or got no answer. */
+export function isRetryableNetworkError(err: unknown): boolean {
+  const code = (err as { cause?: NodeJS.ErrnoException }).cause?.code;
+  return [
+    'ECONNRESET',
+    'EPIPE',
+    'ETIMEDOUT_CONNECT',
+    'ETIMEDOUT_RESPONSE',
+    'UND_ERR_SOCKET',
+    'UND_ERR_CONNECT_TIMEOUT',
+    'UND_ERR_HEADERS_TIMEOUT',
+    'UND_ERR_BODY_TIMEOUT',
+    'EAI_AGAIN',
+    'ETIMEDOUT',
+  ].includes(code ?? '');
+}
+
+function toUnreachable(err: unknown, req: HttpRequest): Error {
+  if ((err as Error).name === 'AbortError') return err as Error;
+  const e = err as NodeJS.ErrnoException;
+  const code = e.code ?? (e.cause as NodeJS.ErrnoException | undefined)?.code;
+  const where = req.url.origin;
+  const reason: Record<string, string> = {
+    ECONNREFUSED: `nothing is listening at ${where}`,
+    ENOTFOUND: `the host ${req.url.hostname} was not found`,
+    EAI_AGAIN: `the host ${req.url.hostname} could not be looked up`,
+    ECONNRESET: `the connection to ${where} was reset`,
+  };
+  const message = `Cannot reach ${where}: ${reason[code ?? ''] ?? e.message}.`;
+  const wrapped = new UnreachableError(message, {
+    cause: e,
+    hints: ['mkt config get site-url', 'mkt sandbox start   (for the local marketplace)'],
+  });
+  (wrapped as { cause?: unknown }).cause = { code, message: e.message };
+  return wrapped;
+}

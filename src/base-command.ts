@@ -1,0 +1,95 @@
+import { Command, Flags, type Interfaces } from '@oclif/core';
+import { createDeps, type Deps } from './deps.js';
+import { ExitCode, MktError, UsageError, toMktError } from './errors.js';
+
+export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof BaseCommand)['baseFlags'] & T['flags']
+>;
+export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
+
+/**
+ * Every mkt command: parses the global flags, builds the dependency object once, and is the only
+ * place that turns errors into output and exit codes.
+ */
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static baseFlags = {
+    profile: Flags.string({
+      description: 'profile to use (default: $MKT_PROFILE or "default")',
+      helpGroup: 'GLOBAL',
+    }),
+    'site-url': Flags.string({
+      description: 'marketplace root address (default: $MKT_SITE_URL, the profile, or the local sandbox)',
+      helpGroup: 'GLOBAL',
+    }),
+    verbose: Flags.boolean({
+      description: 'log each HTTP request and response to stderr, secrets redacted',
+      helpGroup: 'GLOBAL',
+    }),
+  };
+
+  protected flags!: CommandFlags<T>;
+  protected args!: CommandArgs<T>;
+  private builtDeps: Deps | undefined;
+
+  public override async init(): Promise<void> {
+    await super.init();
+    const { args, flags } = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
+      enableJsonFlag: this.ctor.enableJsonFlag,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+    });
+    this.flags = flags as CommandFlags<T>;
+    this.args = args as CommandArgs<T>;
+  }
+
+  /** The dependency object for domain code, built on first use. */
+  protected async deps(): Promise<Deps> {
+    this.builtDeps ??= await createDeps({
+      env: process.env,
+      stdin: process.stdin,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      profile: this.flags.profile,
+      siteUrl: this.flags['site-url'],
+      verbose: this.flags.verbose,
+      json: this.jsonEnabled(),
+    });
+    return this.builtDeps;
+  }
+
+  /** --json output: plain, stable JSON on stdout. */
+  public override logJson(json: unknown): void {
+    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  }
+
+  protected override async catch(
+    err: Error & { exitCode?: number; oclif?: { exit?: number } },
+  ): Promise<unknown> {
+    // oclif's own exit (this.exit) and help/version requests pass straight through.
+    if (err.name === 'ExitError' || (err as { code?: string }).code === 'EEXIT') throw err;
+    const error = isParseError(err)
+      ? new UsageError(err.message.replace(/\n?See more help with --help\s*$/, '').trim(), { code: 'usage' })
+      : toMktError(err);
+    if (error.code === 'internal' && process.env.DEBUG) process.stderr.write(`${err.stack}\n`);
+    if (this.jsonEnabled()) {
+      this.logJson({ error: { code: error.code, message: error.message, hints: error.hints } });
+    } else {
+      const color = process.stderr.isTTY && process.env.NO_COLOR === undefined && !process.env.CI;
+      const label = color ? '\u001b[31mError:\u001b[0m' : 'Error:';
+      process.stderr.write(`${label} ${error.message}\n`);
+      for (const hint of error.hints) process.stderr.write(`  Try: ${hint}\n`);
+      if (error.exitCode === ExitCode.usage && isParseError(err)) {
+        process.stderr.write(`  See: mkt ${this.id?.replace(/:/g, ' ') ?? ''} --help\n`);
+      }
+    }
+    process.exitCode = error.exitCode;
+    return this.exit(error.exitCode);
+  }
+}
+
+function isParseError(err: unknown): boolean {
+  const e = err as { parse?: unknown; oclif?: { exit?: number }; name?: string };
+  return e.parse !== undefined || (e.oclif?.exit === 2 && !(err instanceof MktError));
+}

@@ -1,0 +1,19 @@
+import { Args } from '@oclif/core';
+import { BaseCommand } from '../../base-command.js';
+
+export default class ConfigUnset extends BaseCommand<typeof ConfigUnset> {
+  static summary = 'Remove a setting from the profile.';
+  static examples = ['<%= config.bin %> config unset app'];
+  static enableJsonFlag = true;
+  static args = { key: Args.string({ required: true, description: 'setting name' }) };
+
+  async run() {
+    const deps = await this.deps();
+    const removed = await deps.config.unset(deps.profile, this.args.key);
+    if (!deps.json) {
+      if (removed) deps.out.success(`Removed ${this.args.key} from profile "${deps.profile}".`);
+      else deps.out.info(`${this.args.key} was not set in profile "${deps.profile}".`);
+    }
+    return { key: this.args.key, removed, profile: deps.profile };
+  }
+}

@@ -1,0 +1,169 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../fs-atomic.js';
+import { MktError, UsageError } from '../errors.js';
+
+/** A setting users may store per profile, with its validation. */
+interface KeySpec {
+  description: string;
+  validate(value: string): string | undefined;
+}
+
+function httpUrl(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `"${value}" is not a URL; expected http(s)://host[:port]`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `"${value}" must start with http:// or https://`;
+  if (url.search || url.hash) return `"${value}" must not have a query or fragment`;
+  return undefined;
+}
+
+/** Every key `mkt config` accepts. */
+export const CONFIG_KEYS: Record<string, KeySpec> = {
+  'site-url': {
+    description: 'root address of the marketplace (default: the local sandbox)',
+    validate: httpUrl,
+  },
+  app: {
+    description: 'default app for --app (app_…)',
+    validate: (v) => (/^app_[A-Za-z0-9_-]+$/.test(v) ? undefined : `"${v}" is not an app id (app_…)`),
+  },
+  'client-id': {
+    description: 'OAuth client id used by `mkt login`',
+    validate: (v) => (v.trim() && !/\s/.test(v) ? undefined : 'a client id has no spaces'),
+  },
+};
+
+export type ProfileSettings = Record<string, string>;
+
+interface ConfigFile {
+  profiles: Record<string, ProfileSettings>;
+  /** Per site: which token endpoint answered (CONTRACT.md §4). */
+  sites?: Record<string, { token_endpoint?: string }>;
+}
+
+/** Checks a key and value before anything is written; throws a UsageError naming what is accepted. */
+export function validateSetting(key: string, value?: string): void {
+  const spec = CONFIG_KEYS[key];
+  if (!spec) {
+    throw new UsageError(`Unknown config key "${key}". Known keys: ${Object.keys(CONFIG_KEYS).join(', ')}.`, {
+      code: 'unknown_config_key',
+    });
+  }
+  if (value !== undefined) {
+    const problem = spec.validate(value);
+    if (problem)
+      throw new UsageError(`Invalid value for ${key}: ${problem}.`, { code: 'invalid_config_value' });
+  }
+}
+
+/** The settings file (`config.json` in the config folder): profiles and what we learned about sites. */
+export class ConfigStore {
+  readonly file: string;
+  private cache: ConfigFile | undefined;
+
+  constructor(dir: string) {
+    this.file = join(dir, 'config.json');
+  }
+
+  private async load(): Promise<ConfigFile> {
+    if (this.cache) return this.cache;
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return (this.cache = { profiles: {} });
+      throw new MktError('config_unreadable', `Cannot read ${this.file}: ${(err as Error).message}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      throw corrupt(this.file, (err as Error).message);
+    }
+    if (!isObject(parsed) || (parsed.profiles !== undefined && !isObject(parsed.profiles))) {
+      throw corrupt(this.file, 'expected an object with "profiles"');
+    }
+    const profiles = (parsed.profiles ?? {}) as Record<string, unknown>;
+    for (const [name, settings] of Object.entries(profiles)) {
+      if (!isObject(settings) || Object.values(settings).some((v) => typeof v !== 'string')) {
+        throw corrupt(this.file, `profile "${name}" must map keys to strings`);
+      }
+    }
+    return (this.cache = { ...(parsed as object), profiles } as ConfigFile);
+  }
+
+  private async save(update: (file: ConfigFile) => void): Promise<void> {
+    this.cache = undefined;
+    const file = structuredClone(await this.load());
+    update(file);
+    await writeFileAtomic(this.file, JSON.stringify(file, null, 2) + '\n');
+    this.cache = file;
+  }
+
+  /** All settings of a profile (empty when the profile has none). */
+  async profile(name: string): Promise<ProfileSettings> {
+    return { ...((await this.load()).profiles[name] ?? {}) };
+  }
+
+  async profileNames(): Promise<string[]> {
+    return Object.keys((await this.load()).profiles);
+  }
+
+  async get(profile: string, key: string): Promise<string | undefined> {
+    return (await this.profile(profile))[key];
+  }
+
+  async set(profile: string, key: string, value: string): Promise<void> {
+    validateSetting(key, value);
+    await this.save((f) => {
+      f.profiles[profile] = { ...(f.profiles[profile] ?? {}), [key]: value };
+    });
+  }
+
+  /** Removes a key; answers whether it was set. */
+  async unset(profile: string, key: string): Promise<boolean> {
+    validateSetting(key);
+    if ((await this.get(profile, key)) === undefined) return false;
+    await this.save((f) => {
+      delete f.profiles[profile]?.[key];
+    });
+    return true;
+  }
+
+  async removeProfile(profile: string): Promise<void> {
+    if (!(await this.profileNames()).includes(profile)) return;
+    await this.save((f) => {
+      delete f.profiles[profile];
+    });
+  }
+
+  async siteInfo(siteUrl: string): Promise<{ token_endpoint?: string }> {
+    return { ...((await this.load()).sites?.[siteUrl] ?? {}) };
+  }
+
+  async rememberSite(siteUrl: string, info: { token_endpoint?: string }): Promise<void> {
+    await this.save((f) => {
+      f.sites = { ...(f.sites ?? {}), [siteUrl]: { ...(f.sites?.[siteUrl] ?? {}), ...info } };
+    });
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function corrupt(file: string, detail: string): MktError {
+  return new MktError(
+    'config_corrupt',
+    `The config file ${file} is not valid (${detail}). It was left as it is.`,
+    1,
+    {
+      hints: [`Fix or move the file aside: mv "${file}" "${file}.bak"`],
+    },
+  );
+}

@@ -1,0 +1,213 @@
+import { chmod, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../fs-atomic.js';
+import { MktError, UsageError } from '../errors.js';
+
+/** Where secrets live: the OS keychain, or an owner-only file where no keychain answers. */
+export interface CredentialStore {
+  readonly kind: 'keychain' | 'file' | 'memory';
+  /** Human description of the place, for `auth status` and notices. */
+  readonly location: string;
+  get(account: string): Promise<string | null>;
+  set(account: string, secret: string): Promise<void>;
+  delete(account: string): Promise<boolean>;
+}
+
+const SERVICE = 'mkt';
+/** A keychain that does not answer within this time is treated as absent: the CLI never hangs on it. */
+export const KEYCHAIN_TIMEOUT_MS = 5000;
+
+/** Raised when the OS keychain cannot be used (no Secret Service, locked, timed out). */
+export class KeychainUnavailableError extends MktError {
+  constructor(detail: string) {
+    super('keychain_unavailable', `The OS keychain is not available: ${detail}`, 1, {
+      hints: ['MKT_CREDENTIAL_STORE=file mkt …   (store credentials in an owner-only file instead)'],
+    });
+  }
+}
+
+/** The OS keychain through @napi-rs/keyring; on Linux pinned to the Secret Service (never the kernel keyring). */
+export class KeychainStore implements CredentialStore {
+  readonly kind = 'keychain';
+  readonly location = 'OS keychain';
+
+  constructor(private readonly timeoutMs = KEYCHAIN_TIMEOUT_MS) {}
+
+  private async call<T>(
+    account: string,
+    op: (entry: import('@napi-rs/keyring').AsyncEntry, signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const { AsyncEntry } = await import('@napi-rs/keyring');
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(new KeychainUnavailableError(`no answer within ${this.timeoutMs / 1000} s`));
+      }, this.timeoutMs);
+      timer.unref();
+    });
+    try {
+      const entry = new AsyncEntry(SERVICE, account, { linux: { store: 'secret-service' } });
+      return await Promise.race([op(entry, controller.signal), timeout]);
+    } catch (err) {
+      if (err instanceof KeychainUnavailableError) throw err;
+      throw new KeychainUnavailableError((err as Error).message);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  get(account: string): Promise<string | null> {
+    return this.call(account, (e, signal) => e.getPassword(signal));
+  }
+
+  set(account: string, secret: string): Promise<void> {
+    return this.call(account, (e, signal) => e.setPassword(secret, signal));
+  }
+
+  delete(account: string): Promise<boolean> {
+    return this.call(account, (e, signal) => e.deleteCredential(signal));
+  }
+}
+
+/** An owner-only JSON file (0600 in a 0700 folder) for machines without a keychain. */
+export class FileStore implements CredentialStore {
+  readonly kind = 'file';
+  readonly file: string;
+  readonly location: string;
+
+  constructor(dir: string) {
+    this.file = join(dir, 'credentials.json');
+    this.location = this.file;
+  }
+
+  private async load(): Promise<Record<string, string>> {
+    let text: string;
+    try {
+      const info = await stat(this.file);
+      // Someone loosened the permissions: tighten them again rather than leave secrets readable.
+      if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) await chmod(this.file, 0o600);
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw new MktError('credentials_unreadable', `Cannot read ${this.file}: ${(err as Error).message}`);
+    }
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new Error('not an object');
+      if (Object.values(parsed).some((v) => typeof v !== 'string')) throw new Error('values must be strings');
+      return parsed as Record<string, string>;
+    } catch (err) {
+      throw new MktError(
+        'credentials_corrupt',
+        `The credentials file ${this.file} is not valid (${(err as Error).message}). It was left as it is.`,
+        1,
+        { hints: [`Move it aside and sign in again: mv "${this.file}" "${this.file}.bak" && mkt login`] },
+      );
+    }
+  }
+
+  async get(account: string): Promise<string | null> {
+    return (await this.load())[account] ?? null;
+  }
+
+  async set(account: string, secret: string): Promise<void> {
+    const all = await this.load();
+    all[account] = secret;
+    await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', { mode: 0o600, dirMode: 0o700 });
+  }
+
+  async delete(account: string): Promise<boolean> {
+    const all = await this.load();
+    if (!(account in all)) return false;
+    delete all[account];
+    await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', { mode: 0o600, dirMode: 0o700 });
+    return true;
+  }
+}
+
+/** A store in memory; for programs that embed mkt's domain code without touching the machine. */
+export class MemoryStore implements CredentialStore {
+  readonly kind = 'memory';
+  readonly location = 'memory';
+  private readonly secrets = new Map<string, string>();
+  async get(account: string) {
+    return this.secrets.get(account) ?? null;
+  }
+  async set(account: string, secret: string) {
+    this.secrets.set(account, secret);
+  }
+  async delete(account: string) {
+    return this.secrets.delete(account);
+  }
+}
+
+/**
+ * Chooses the store on first use: MKT_CREDENTIAL_STORE forces one; otherwise the keychain when it
+ * answers, else the file, announced once on stderr by whoever passes `notice`.
+ */
+export class AutoStore implements CredentialStore {
+  private chosen: CredentialStore | undefined;
+  private announced = false;
+
+  constructor(
+    private readonly options: {
+      configDir: string;
+      forced?: string;
+      notice: (message: string) => void;
+      keychain?: CredentialStore;
+    },
+  ) {
+    const forced = options.forced;
+    if (forced !== undefined && forced !== '' && forced !== 'keychain' && forced !== 'file') {
+      throw new UsageError(`MKT_CREDENTIAL_STORE must be "keychain" or "file", not "${forced}".`);
+    }
+  }
+
+  get kind() {
+    return this.chosen?.kind ?? 'keychain';
+  }
+
+  get location() {
+    return this.chosen?.location ?? 'OS keychain';
+  }
+
+  /** The store in use, probing the keychain the first time. */
+  async resolve(): Promise<CredentialStore> {
+    if (this.chosen) return this.chosen;
+    const keychain = this.options.keychain ?? new KeychainStore();
+    const file = new FileStore(this.options.configDir);
+    if (this.options.forced === 'file') return (this.chosen = file);
+    if (this.options.forced === 'keychain') return (this.chosen = keychain);
+    try {
+      await keychain.get('probe');
+      return (this.chosen = keychain);
+    } catch (err) {
+      if (!(err instanceof KeychainUnavailableError)) throw err;
+      return (this.chosen = file);
+    }
+  }
+
+  private async store(): Promise<CredentialStore> {
+    const store = await this.resolve();
+    if (store.kind === 'file' && !this.announced) {
+      this.announced = true;
+      this.options.notice(
+        `No OS keychain answered; credentials are kept in ${store.location} (readable only by you).`,
+      );
+    }
+    return store;
+  }
+
+  async get(account: string) {
+    return (await this.store()).get(account);
+  }
+  async set(account: string, secret: string) {
+    return (await this.store()).set(account, secret);
+  }
+  async delete(account: string) {
+    return (await this.store()).delete(account);
+  }
+}

@@ -1,0 +1,119 @@
+import type { Readable, Writable } from 'node:stream';
+import { ApiClient } from './api/client.js';
+import { Session } from './auth/session.js';
+import { openBrowser } from './browser.js';
+import { systemClock, type Clock } from './clock.js';
+import { ConfigStore } from './config/store.js';
+import { AutoStore } from './credentials/store.js';
+import { UsageError } from './errors.js';
+import { Output } from './output/output.js';
+import { configDir } from './paths.js';
+import { userAgent } from './version.js';
+
+/** Where the sandbox listens by default, and so the site used when nothing else is set. */
+export const DEFAULT_SITE_URL = 'http://127.0.0.1:7878';
+
+/** Everything domain code may touch, built once per command (STYLE.md: no globals). */
+export interface Deps {
+  env: Record<string, string | undefined>;
+  stdin: Readable & { isTTY?: boolean };
+  out: Output;
+  clock: Clock;
+  profile: string;
+  configDir: string;
+  config: ConfigStore;
+  credentials: AutoStore;
+  siteUrl: string;
+  siteUrlSource: 'flag' | 'env' | 'profile' | 'default';
+  session: Session;
+  api: ApiClient;
+  openBrowser(url: string): Promise<void>;
+  verbose: boolean;
+  json: boolean;
+}
+
+export interface DepsInput {
+  env: Record<string, string | undefined>;
+  stdin: Readable & { isTTY?: boolean };
+  stdout: Writable & { isTTY?: boolean };
+  stderr: Writable & { isTTY?: boolean };
+  profile?: string;
+  siteUrl?: string;
+  verbose?: boolean;
+  json?: boolean;
+  clock?: Clock;
+}
+
+/** Builds the dependency object from flags and the environment (flag > environment > profile > default). */
+export async function createDeps(input: DepsInput): Promise<Deps> {
+  const { env } = input;
+  const json = input.json ?? false;
+  const out = new Output({ stdout: input.stdout, stderr: input.stderr, env, json });
+  const clock = input.clock ?? systemClock;
+  const profile = input.profile || env.MKT_PROFILE || 'default';
+  if (!/^[A-Za-z0-9_.-]+$/.test(profile)) {
+    throw new UsageError(`Profile names use letters, digits, ".", "_" and "-"; "${profile}" does not.`);
+  }
+  const dir = configDir(env);
+  const config = new ConfigStore(dir);
+  let siteUrl: string;
+  let siteUrlSource: Deps['siteUrlSource'];
+  if (input.siteUrl) [siteUrl, siteUrlSource] = [input.siteUrl, 'flag'];
+  else if (env.MKT_SITE_URL) [siteUrl, siteUrlSource] = [env.MKT_SITE_URL, 'env'];
+  else {
+    const stored = await config.get(profile, 'site-url');
+    [siteUrl, siteUrlSource] = stored ? [stored, 'profile'] : [DEFAULT_SITE_URL, 'default'];
+  }
+  siteUrl = checkSiteUrl(siteUrl, siteUrlSource);
+  const credentials = new AutoStore({
+    configDir: dir,
+    forced: env.MKT_CREDENTIAL_STORE,
+    notice: (message) => out.noticeOnce(message),
+  });
+  const session = new Session({ env, store: credentials, profile, clock });
+  const verbose = input.verbose ?? false;
+  const api = new ApiClient({
+    siteUrl,
+    auth: session,
+    env,
+    clock,
+    userAgent: userAgent(),
+    log: verbose ? (line) => out.info(out.dim(line)) : undefined,
+    siteMemory: {
+      get: (site) => config.siteInfo(site),
+      remember: (site, info) => config.rememberSite(site, info),
+    },
+  });
+  return {
+    env,
+    stdin: input.stdin,
+    out,
+    clock,
+    profile,
+    configDir: dir,
+    config,
+    credentials,
+    siteUrl,
+    siteUrlSource,
+    session,
+    api,
+    openBrowser: (url) => openBrowser(url, env),
+    verbose,
+    json,
+  };
+}
+
+function checkSiteUrl(value: string, source: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(
+      `The site URL "${value}" (from ${source}) is not a URL; expected http(s)://host[:port].`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`The site URL "${value}" (from ${source}) must start with http:// or https://.`);
+  }
+  return url.origin + url.pathname.replace(/\/+$/, '');
+}
