@@ -1,0 +1,53 @@
+import type { Deps } from './deps.js';
+import { InterruptedError, UsageError } from './errors.js';
+
+/** True when we may ask the person something: stdin and stdout are terminals, not CI, not --json. */
+export function canPrompt(deps: Pick<Deps, 'out' | 'stdin'>): boolean {
+  return deps.out.interactive && Boolean(deps.stdin.isTTY);
+}
+
+/**
+ * Asks "are you sure?" for a destructive action. With `yes` it proceeds; without a terminal it
+ * refuses (exit 2) and names the flag.
+ */
+export async function confirmAction(
+  deps: Pick<Deps, 'out' | 'stdin'>,
+  message: string,
+  options: { yes?: boolean },
+): Promise<void> {
+  if (options.yes) return;
+  if (!canPrompt(deps)) {
+    throw new UsageError(
+      `${message.replace(/\?$/, '')}: refusing without confirmation; pass --yes to proceed.`,
+      {
+        code: 'confirmation_required',
+      },
+    );
+  }
+  const { confirm } = await import('@inquirer/prompts');
+  let ok: boolean;
+  try {
+    ok = await confirm({ message, default: false }, { output: deps.out.stderr });
+  } catch (err) {
+    if ((err as Error).name === 'ExitPromptError') throw new InterruptedError();
+    throw err;
+  }
+  if (!ok) throw new InterruptedError('Cancelled; nothing was changed.');
+}
+
+/** Reads a secret with a masked prompt on a terminal; `hint` names the non-interactive way (env, stdin). */
+export async function promptSecret(
+  deps: Pick<Deps, 'out' | 'stdin'>,
+  message: string,
+  hint: string,
+): Promise<string> {
+  if (!canPrompt(deps))
+    throw new UsageError(`${message} is needed and there is no terminal to ask on: ${hint}.`);
+  const { password } = await import('@inquirer/prompts');
+  try {
+    return (await password({ message, mask: '*' }, { output: deps.out.stderr })).trim();
+  } catch (err) {
+    if ((err as Error).name === 'ExitPromptError') throw new InterruptedError();
+    throw err;
+  }
+}
