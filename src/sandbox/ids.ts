@@ -1,0 +1,18 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** A random identifier such as `usr_3f9a…`: the prefix, an underscore and `bytes` random bytes in hex. */
+export function randomId(prefix: string, bytes = 10): string {
+  return `${prefix}_${randomBytes(bytes).toString('hex')}`;
+}
+
+/** Compares two secrets in constant time (hashing first so unequal lengths leak nothing). */
+export function secretsEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a, 'utf8').digest();
+  const hb = createHash('sha256').update(b, 'utf8').digest();
+  return timingSafeEqual(ha, hb);
+}
+
+/** ISO 8601 UTC timestamp for a clock value in milliseconds. */
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}

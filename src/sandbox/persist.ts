@@ -1,0 +1,70 @@
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** Writes `text` to `path` atomically: a temporary file, fsync, then rename over the target. */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(text, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Saves a snapshot at most once per `delayMs` no matter how many changes arrive: every change marks
+ * the state dirty, one timer writes the newest snapshot, and a change during a write queues one more.
+ */
+export class CoalescingWriter {
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private dirty = false;
+
+  constructor(
+    private readonly path: string,
+    private readonly snapshot: () => string,
+    private readonly delayMs = 50,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  /** Notes that the state changed; a write follows shortly. */
+  markDirty(): void {
+    this.dirty = true;
+    if (this.timer === undefined && this.writing === undefined) {
+      this.timer = setTimeout(() => void this.run(), this.delayMs);
+    }
+  }
+
+  /** Writes now if anything changed, and waits for every pending write. */
+  async flush(): Promise<void> {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    while (this.writing !== undefined || this.dirty) {
+      if (this.writing !== undefined) await this.writing;
+      else await this.run();
+    }
+  }
+
+  private async run(): Promise<void> {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.dirty) return;
+    this.dirty = false;
+    const text = this.snapshot();
+    this.writing = writeFileAtomic(this.path, text).catch(this.onError);
+    await this.writing;
+    this.writing = undefined;
+    if (this.dirty && this.timer === undefined) this.timer = setTimeout(() => void this.run(), this.delayMs);
+  }
+}
