@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything the tests need (Debian packages, npm packages) and runs every test:
+# lint, format, types, build, then the whole vitest suite inside a private D-Bus session with an
+# unlocked gnome-keyring (for the OS keychain tests) and Debian's Chromium (for the consent page).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v dbus-run-session >/dev/null || missing+=(dbus)
+command -v gnome-keyring-daemon >/dev/null || missing+=(gnome-keyring)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v script >/dev/null || missing+=(bsdutils)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "Need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" dbus-x11 >/dev/null
+fi
+
+npm ci --no-audit --no-fund
+npm run lint
+npm run typecheck
+npm run clean
+npm run build
+exec ./scripts/with-keyring.sh node_modules/.bin/vitest run

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs a command inside a private D-Bus session with an unlocked gnome-keyring (the Secret Service),
+# so the keychain tests use a real OS keychain without touching the user's own.
+set -euo pipefail
+if [ -z "${MKT_KEYRING_SESSION:-}" ]; then
+  export MKT_KEYRING_SESSION=1
+  exec dbus-run-session -- "$0" "$@" 2> >(grep -v 'Failed to set fd limit' >&2)
+fi
+# A throwaway keyring in a temporary home, created and unlocked with a throwaway password.
+keyring_home=$(mktemp -d)
+trap 'rm -rf "$keyring_home"' EXIT
+export HOME="$keyring_home" XDG_DATA_HOME="$keyring_home/data" XDG_RUNTIME_DIR="$keyring_home/run"
+mkdir -p "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+printf 'mkt-test' | gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null
+export MKT_TEST_KEYCHAIN=1
+"$@"
