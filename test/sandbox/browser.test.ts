@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { startTestSandbox } from '../support/sandbox.js';
+import { call } from './helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium)
+  console.warn(`Skipping browser tests: ${CHROMIUM} is not installed (apt-get install chromium).`);
+
+describe.skipIf(!hasChromium)('consent page in a real browser (Chromium)', () => {
+  let sb: Sandbox;
+  let browser: Browser;
+  let callback: Server;
+  let callbackPort: number;
+  const seen: URL[] = [];
+
+  beforeAll(async () => {
+    sb = await startTestSandbox();
+    callback = createServer((req, res) => {
+      seen.push(new URL(req.url ?? '/', `http://127.0.0.1:${callbackPort}`));
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<p id="done">You can close this tab.</p>');
+    });
+    await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
+    callbackPort = (callback.address() as AddressInfo).port;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    callback?.closeAllConnections();
+    await new Promise<void>((resolve) => (callback ? callback.close(() => resolve()) : resolve()));
+    await sb?.close();
+  });
+
+  it('approving redirects to the loopback callback with a code that exchanges for tokens', async () => {
+    const redirectUri = `http://127.0.0.1:${callbackPort}/callback`;
+    const page = await browser.newPage();
+    await page.goto(
+      `${sb.siteUrl}/oauth/authorize?` +
+        new URLSearchParams({
+          client_id: sb.seed.app.client_id,
+          redirect_uri: redirectUri,
+          response_type: 'code',
+          scope: 'identity:read',
+          state: 'browser-state',
+        }),
+    );
+    expect(await page.textContent('#app-name')).toBe('Sandbox App');
+    await page.selectOption('select[name="user_id"]', sb.seed.users[1]!.id);
+    await Promise.all([page.waitForURL(/\/callback\?/), page.click('button[value="approve"]')]);
+    expect(await page.textContent('#done')).toContain('close this tab');
+    const url = seen.find((u) => u.pathname === '/callback')!;
+    expect(url.pathname).toBe('/callback');
+    expect(url.searchParams.get('state')).toBe('browser-state');
+    const token = await call(sb, 'POST', '/api/oauth/token', {
+      body: {
+        grant_type: 'authorization_code',
+        code: url.searchParams.get('code'),
+        client_id: sb.seed.app.client_id,
+        client_secret: sb.seed.app.client_secret,
+        redirect_uri: redirectUri,
+      },
+    });
+    expect(token.status).toBe(200);
+    const me = await call(sb, 'GET', '/api/v1/whoami', { token: token.json.access_token });
+    expect(me.json.id).toBe(sb.seed.users[1]!.id);
+    await page.close();
+  });
+
+  it('shows the embedded app in an iframe with the auth context', async () => {
+    const embedUrl = `http://127.0.0.1:${callbackPort}/embed`;
+    await call(sb, 'PATCH', `/api/v1/apps/${sb.seed.app.id}`, {
+      key: sb.seed.test_key,
+      body: { embed_url: embedUrl },
+    });
+    const page = await browser.newPage();
+    await page.goto(`${sb.siteUrl}/dashboard/apps/${sb.seed.app.id}?user_id=${sb.seed.users[0]!.id}`);
+    const frame = page.frameLocator('#app-frame');
+    await expect.poll(async () => frame.locator('#done').textContent()).toContain('close this tab');
+    const src = new URL((await page.getAttribute('#app-frame', 'src'))!);
+    expect(src.searchParams.get('user_id')).toBe(sb.seed.users[0]!.id);
+    expect(src.searchParams.get('app_id')).toBe(sb.seed.app.id);
+    expect(src.searchParams.get('context_token')).toMatch(/^[\w-]+\.[\w-]+$/);
+    await page.close();
+  });
+});

@@ -1,0 +1,185 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+/** A response read in full: status, headers and the body parsed as JSON when it is JSON. */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export interface CallOptions {
+  key?: string;
+  token?: string;
+  body?: unknown;
+  rawBody?: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+/** Calls the sandbox over real HTTP. */
+export async function call(
+  sb: Sandbox,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers['x-api-key'] = options.key;
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  let body: string | Buffer | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
+  const res = await fetch(sb.siteUrl + path, { method, headers, body, redirect: 'manual' });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** One request a {@link Receiver} saw. */
+export interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A real local webhook receiver that records what it got and answers with chosen statuses. */
+export interface Receiver {
+  url: string;
+  received: Received[];
+  /** Resolves once `count` requests arrived. */
+  waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(statusFor: (n: number) => number = () => 200): Promise<Receiver> {
+  const received: Received[] = [];
+  const waiters: Array<() => void> = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(statusFor(received.length)).end('ok');
+      for (const w of waiters.splice(0)) w();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    async waitFor(count, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (received.length < count) {
+        if (Date.now() > deadline)
+          throw new Error(`expected ${count} webhook requests, got ${received.length}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 50);
+        });
+      }
+      return received;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** One Server-Sent Event of the relay stream. */
+export interface StreamEvent {
+  id: string;
+  event: string;
+  data: { delivery_id: string; headers: Record<string, string>; body: string };
+}
+
+/** Reads the relay stream of an app over HTTP, frame by frame. */
+export async function openStream(
+  sb: Sandbox,
+  appId: string,
+  key: string,
+  lastEventId?: string,
+): Promise<{ status: number; contentType: string | null; next(): Promise<StreamEvent>; close(): void }> {
+  const controller = new AbortController();
+  const headers: Record<string, string> = { 'x-api-key': key, accept: 'text/event-stream' };
+  if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+  const res = await fetch(`${sb.siteUrl}/api/v1/apps/${appId}/webhooks/stream`, {
+    headers,
+    signal: controller.signal,
+  });
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  const next = async (): Promise<StreamEvent> => {
+    for (;;) {
+      const end = buffer.indexOf('\n\n');
+      if (end >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const fields: Record<string, string> = {};
+        for (const line of frame.split('\n')) {
+          if (line.startsWith(':')) continue;
+          const colon = line.indexOf(':');
+          fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '');
+        }
+        if (fields.data === undefined) continue;
+        return { id: fields.id!, event: fields.event!, data: JSON.parse(fields.data) };
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error('stream ended');
+      buffer += value;
+    }
+  };
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    next,
+    close: () => controller.abort(),
+  };
+}
+
+/** Fields of the consent form for an authorization request. */
+export interface ConsentInput {
+  client_id: string;
+  redirect_uri: string;
+  scope?: string;
+  state?: string;
+  code_challenge?: string;
+  code_challenge_method?: string;
+}
+
+/** Submits the consent form as a browser would (approve or deny) and returns the redirect target. */
+export async function submitConsent(
+  sb: Sandbox,
+  input: ConsentInput & { user_id?: string; decision?: 'approve' | 'deny' },
+): Promise<{ status: number; location: URL | null; text: string }> {
+  const form = new URLSearchParams({ response_type: 'code', decision: 'approve', scope: 'identity:read' });
+  for (const [k, v] of Object.entries(input)) if (v !== undefined) form.set(k, v);
+  const res = await fetch(`${sb.siteUrl}/oauth/authorize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+    redirect: 'manual',
+  });
+  const location = res.headers.get('location');
+  return {
+    status: res.status,
+    location: location === null ? null : new URL(location),
+    text: await res.text(),
+  };
+}
+
+/** A clock the test moves by hand. */
+export function fakeClock(start = Date.now()): { now: () => number; advance(ms: number): void } {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
