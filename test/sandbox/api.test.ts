@@ -1,0 +1,416 @@
+import { createHmac } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { startTestSandbox } from '../support/sandbox.js';
+import { call, fakeClock, type Answer } from './helpers.js';
+
+let sb: Sandbox;
+afterEach(async () => {
+  await sb?.close();
+});
+
+function expectError(answer: Answer, status: number, code: string): void {
+  expect({ status: answer.status, body: answer.json }).toEqual({
+    status,
+    body: { error: { code, message: expect.any(String) } },
+  });
+}
+
+async function developerToken(scopes: string[]): Promise<string> {
+  const res = await call(sb, 'POST', '/api/v1/simulator/authorize', {
+    key: sb.seed.test_key,
+    body: { app_id: sb.seed.app.id, user_id: sb.seed.developer.id, scopes },
+  });
+  expect(res.status).toBe(201);
+  return res.json.access_token as string;
+}
+
+describe('identity and entitlements', () => {
+  it('answers whoami for a key with the owning developer', async () => {
+    sb = await startTestSandbox();
+    const me = await call(sb, 'GET', '/api/v1/whoami', { key: sb.seed.live_key });
+    expect(me.status).toBe(200);
+    expect(me.json).toMatchObject({
+      id: sb.seed.developer.id,
+      email: 'dev@sandbox.test',
+      name: 'Dev Eloper',
+    });
+  });
+
+  it('answers entitlements per user, with the free-plan fallback and 404 otherwise', async () => {
+    sb = await startTestSandbox();
+    const [ada, fred, pat] = sb.seed.users;
+    const a = await call(sb, 'GET', `/api/v1/entitlements?user_id=${ada!.id}`, { key: sb.seed.test_key });
+    expect(a.json).toEqual({
+      user_id: ada!.id,
+      app_id: sb.seed.app.id,
+      plan: 'pro-monthly',
+      status: 'active',
+      features: ['basic', 'export', 'api'],
+      usage: { api_calls: 42, limit: 10000 },
+      expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+    });
+    const f = await call(sb, 'GET', `/api/v1/entitlements?user_id=${fred!.id}`, { key: sb.seed.test_key });
+    expect(f.json).toMatchObject({ plan: 'free', status: 'active', features: ['basic'] });
+    expect(f.json.expires_at).toBeUndefined();
+    const p = await call(sb, 'GET', `/api/v1/entitlements?user_id=${pat!.id}`, { key: sb.seed.test_key });
+    expect(p.json.status).toBe('past_due');
+    // The developer has no subscription: the free plan applies; without a free plan it is 404.
+    const d = await call(sb, 'GET', `/api/v1/entitlements?user_id=${sb.seed.developer.id}`, {
+      key: sb.seed.test_key,
+    });
+    expect(d.json).toMatchObject({ plan: 'free', status: 'active' });
+    expect(
+      (await call(sb, 'DELETE', `/api/v1/apps/${sb.seed.app.id}/plans/free`, { key: sb.seed.test_key }))
+        .status,
+    ).toBe(200);
+    const archived = await call(sb, 'GET', `/api/v1/entitlements?user_id=${sb.seed.developer.id}`, {
+      key: sb.seed.test_key,
+    });
+    expectError(archived, 404, 'not_found');
+  });
+
+  it('enforces token scopes', async () => {
+    sb = await startTestSandbox();
+    const identityOnly = await developerToken(['identity:read']);
+    expect((await call(sb, 'GET', '/api/v1/whoami', { token: identityOnly })).status).toBe(200);
+    expectError(await call(sb, 'GET', '/api/v1/entitlements', { token: identityOnly }), 403, 'forbidden');
+    expectError(await call(sb, 'GET', '/api/v1/apps', { token: identityOnly }), 403, 'forbidden');
+    const writer = await developerToken(['apps:write']);
+    const apps = await call(sb, 'GET', '/api/v1/apps', { token: writer });
+    expect(apps.json.data.map((a: { id: string }) => a.id)).toEqual([sb.seed.app.id]);
+    expectError(await call(sb, 'GET', '/api/v1/whoami', { token: writer }), 403, 'forbidden');
+  });
+});
+
+describe('validation: every error class is a 4xx JSON error', () => {
+  it('covers each error code of docs/PROTOCOL.md', async () => {
+    sb = await startTestSandbox();
+    const key = sb.seed.test_key;
+    const app = `/api/v1/apps/${sb.seed.app.id}`;
+    expectError(await call(sb, 'POST', '/api/v1/apps', { key, rawBody: '{"name": ' }), 400, 'invalid_json');
+    expectError(
+      await call(sb, 'POST', '/api/v1/apps', { key, rawBody: Buffer.from([0x7b, 0xff, 0x7d]) }),
+      400,
+      'invalid_json',
+    );
+    expectError(await call(sb, 'POST', '/api/v1/apps', { key, body: [] }), 400, 'invalid_request');
+    expectError(await call(sb, 'POST', '/api/v1/apps', { key, body: { name: 5 } }), 400, 'invalid_request');
+    expectError(await call(sb, 'POST', '/api/v1/apps', { key, body: {} }), 400, 'invalid_request');
+    const unknown = await call(sb, 'POST', '/api/v1/apps', { key, body: { name: 'A', colour: 'red' } });
+    expectError(unknown, 400, 'invalid_request');
+    expect(unknown.json.error.message).toContain('colour');
+    expectError(
+      await call(sb, 'POST', '/api/v1/apps', {
+        key,
+        body: { name: 'A', redirect_uris: ['http://example.com/cb'] },
+      }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await call(sb, 'POST', '/api/v1/apps', { key, body: { name: 'A', webhook_url: 'ftp://x' } }),
+      400,
+      'invalid_request',
+    );
+    expectError(await call(sb, 'GET', '/api/v1/whoami'), 401, 'unauthorized');
+    expectError(await call(sb, 'GET', '/api/v1/whoami', { key: 'test_nope' }), 401, 'unauthorized');
+    expectError(await call(sb, 'GET', '/api/v1/whoami', { token: 'at_nope' }), 401, 'unauthorized');
+    expectError(
+      await call(sb, 'GET', '/api/v1/whoami', { headers: { authorization: 'Basic abc' } }),
+      401,
+      'unauthorized',
+    );
+    expectError(
+      await call(sb, 'POST', '/api/v1/simulator/events', {
+        key: sb.seed.live_key,
+        body: { app_id: sb.seed.app.id, event: 'user.revoked' },
+      }),
+      403,
+      'forbidden',
+    );
+    expectError(await call(sb, 'GET', '/api/v1/apps/app_doesnotexist', { key }), 404, 'not_found');
+    expectError(await call(sb, 'GET', `${app}/plans/nope`, { key }), 404, 'not_found');
+    expectError(await call(sb, 'GET', '/api/v1/nothing-here', { key }), 404, 'not_found');
+    const wrongMethod = await call(sb, 'PUT', app, { key, body: {} });
+    expectError(wrongMethod, 405, 'method_not_allowed');
+    expect(wrongMethod.headers.get('allow')).toBe('GET, PATCH, DELETE');
+    expectError(
+      await call(sb, 'POST', `${app}/plans`, { key, body: { id: 'free', name: 'Free again', kind: 'free' } }),
+      409,
+      'conflict',
+    );
+    const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
+    expectError(await call(sb, 'POST', '/api/v1/apps', { key, rawBody: big }), 413, 'payload_too_large');
+    expectError(
+      await call(sb, 'POST', '/api/v1/apps', {
+        key,
+        rawBody: 'name=A',
+        contentType: 'application/x-www-form-urlencoded',
+      }),
+      415,
+      'unsupported_media_type',
+    );
+    expectError(await call(sb, 'GET', '/api/v1/entitlements', { key }), 400, 'invalid_request');
+    expectError(await call(sb, 'GET', '/api/v1/entitlements?user_id=usr_unknown', { key }), 404, 'not_found');
+    expectError(await call(sb, 'GET', '/api/v1/whoami?debug=1', { key }), 400, 'invalid_request');
+    expectError(await call(sb, 'GET', '/api/v1/apps?limit=0', { key }), 400, 'invalid_request');
+    expectError(await call(sb, 'GET', '/api/v1/apps?cursor=garbage', { key }), 400, 'invalid_request');
+  });
+
+  it('never answers 5xx to malformed input (a sweep over every route)', async () => {
+    const clock = fakeClock();
+    sb = await startTestSandbox({ now: clock.now });
+    const key = sb.seed.test_key;
+    const app = sb.seed.app.id;
+    const paths = [
+      '/api/v1/whoami',
+      '/api/v1/entitlements',
+      '/api/v1/apps',
+      `/api/v1/apps/${app}`,
+      `/api/v1/apps/${app}/client-secret`,
+      `/api/v1/apps/${app}/webhook-secret`,
+      `/api/v1/apps/${app}/plans`,
+      `/api/v1/apps/${app}/plans/pro-monthly`,
+      `/api/v1/apps/${app}/keys`,
+      `/api/v1/apps/${app}/keys/key_x`,
+      '/api/v1/simulator/users',
+      `/api/v1/simulator/users/${sb.seed.users[0]!.id}`,
+      '/api/v1/simulator/events',
+      '/api/v1/simulator/authorize',
+      '/api/v1/simulator/entitlement-checks',
+      '/api/oauth/token',
+      '/oauth/authorize',
+      '/api/v1/apps/%E0%A4%A',
+      '/dashboard/apps/app_x',
+    ];
+    const bodies: unknown[] = [
+      null,
+      1,
+      'x',
+      [],
+      {},
+      { app_id: 7 },
+      { app_id: app, event: 'user.authorized', data: { user_id: 1 } },
+      { app_id: app, event: 'subscription.cancelled', data: { cancelled_at: 'yesterday' } },
+      { app_id: app, event: 'user.revoked', data: [] },
+      { app_id: app, plan: 'pro-monthly', status: 'sleeping' },
+      { app_id: app, plan: { nested: true }, status: 'active' },
+      { app_id: app, user_id: sb.seed.users[0]!.id, feature: ['x'] },
+      { app_id: app, user_id: 'usr_nobody', scopes: 'identity:read' },
+      { id: 'UPPER', name: 'x', kind: 'monthly' },
+      { id: 'gold', name: 'Gold', kind: 'monthly', price: { amount: -1, currency: 'usd' } },
+      { id: 'gold', name: 'Gold', kind: 'monthly', price: { amount: 1.5, currency: 'USD' } },
+      { price: null },
+      { mode: 'prod' },
+      { name: '', redirect_uris: 'http://127.0.0.1/cb' },
+      { embed_url: 'javascript:alert(1)' },
+      { __proto__: { polluted: true }, name: 'x' },
+    ];
+    const failures: string[] = [];
+    for (const path of paths) {
+      for (const method of ['GET', 'POST', 'PATCH', 'DELETE']) {
+        // Deleting the app would delete the key the sweep uses.
+        if (method === 'DELETE' && path === `/api/v1/apps/${app}`) continue;
+        for (const body of bodies) {
+          const res = await fetch(sb.siteUrl + path, {
+            method,
+            headers: { 'x-api-key': key, 'content-type': 'application/json' },
+            body: method === 'GET' ? undefined : JSON.stringify(body),
+            redirect: 'manual',
+          });
+          await res.arrayBuffer();
+          if (res.status >= 500) failures.push(`${method} ${path} ${JSON.stringify(body)} -> ${res.status}`);
+          if (res.status === 429) return expect.fail('the sweep ran into the rate limit');
+        }
+      }
+      // Stay under the test-key limit of 100 a minute: move the sandbox clock to the next window.
+      clock.advance(60_000);
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+describe('apps, plans and keys', () => {
+  it('creates, reads, pages, updates and deletes', async () => {
+    sb = await startTestSandbox();
+    const key = sb.seed.live_key;
+    const created = await call(sb, 'POST', '/api/v1/apps', {
+      key,
+      body: { name: 'Second', redirect_uris: ['http://127.0.0.1/cb', 'https://app.example/cb'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({
+      name: 'Second',
+      client_secret: expect.stringMatching(/^cs_/),
+      webhook_url: null,
+    });
+    const id = created.json.id as string;
+    // A key acts for its own app only (and lists/creates apps for its owner).
+    expectError(await call(sb, 'GET', `/api/v1/apps/${id}`, { key }), 403, 'forbidden');
+    const writer = await developerToken(['apps:write']);
+    const got = await call(sb, 'GET', `/api/v1/apps/${id}`, { token: writer });
+    expect(got.json.client_secret).toBeUndefined();
+    for (let i = 0; i < 3; i++)
+      await call(sb, 'POST', '/api/v1/apps', { token: writer, body: { name: `More ${i}` } });
+    const page1 = await call(sb, 'GET', '/api/v1/apps?limit=2', { token: writer });
+    expect(page1.json).toMatchObject({ has_more: true, next_cursor: expect.any(String) });
+    const page2 = await call(sb, 'GET', `/api/v1/apps?limit=2&cursor=${page1.json.next_cursor}`, {
+      token: writer,
+    });
+    const page3 = await call(sb, 'GET', `/api/v1/apps?limit=2&cursor=${page2.json.next_cursor}`, {
+      token: writer,
+    });
+    expect(page3.json).toMatchObject({ has_more: false, next_cursor: null });
+    const names = [...page1.json.data, ...page2.json.data, ...page3.json.data].map(
+      (a: { name: string }) => a.name,
+    );
+    expect(names).toEqual(['Sandbox App', 'Second', 'More 0', 'More 1', 'More 2']);
+
+    const rotated = await call(sb, 'POST', `/api/v1/apps/${id}/client-secret`, { token: writer });
+    expect(rotated.json.client_secret).not.toBe(created.json.client_secret);
+    const secret1 = await call(sb, 'GET', `/api/v1/apps/${id}/webhook-secret`, { token: writer });
+    const secret2 = await call(sb, 'POST', `/api/v1/apps/${id}/webhook-secret`, { token: writer });
+    expect(secret1.json.webhook_secret).toMatch(/^whsec_/);
+    expect(secret2.json.webhook_secret).not.toBe(secret1.json.webhook_secret);
+    const patched = await call(sb, 'PATCH', `/api/v1/apps/${id}`, {
+      token: writer,
+      body: { embed_url: 'https://e.example/' },
+    });
+    expect(patched.json.embed_url).toBe('https://e.example/');
+    expect((await call(sb, 'DELETE', `/api/v1/apps/${id}`, { token: writer })).status).toBe(204);
+    expectError(await call(sb, 'GET', `/api/v1/apps/${id}`, { token: writer }), 404, 'not_found');
+  });
+
+  it('manages plans (archive on delete with subscribers) and keys', async () => {
+    sb = await startTestSandbox();
+    const key = sb.seed.test_key;
+    const base = `/api/v1/apps/${sb.seed.app.id}`;
+    const gold = await call(sb, 'POST', `${base}/plans`, {
+      key,
+      body: {
+        id: 'gold-annual',
+        name: 'Gold',
+        kind: 'annual',
+        price: { amount: 9900, currency: 'EUR' },
+        features: ['basic'],
+      },
+    });
+    expect(gold.status).toBe(201);
+    expect(gold.json).toMatchObject({
+      id: 'gold-annual',
+      archived: false,
+      subscribers: 0,
+      api_call_limit: null,
+    });
+    expectError(
+      await call(sb, 'POST', `${base}/plans`, { key, body: { id: 'x', name: 'X', kind: 'monthly' } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await call(sb, 'PATCH', `${base}/plans/gold-annual`, { key, body: { kind: 'free' } }),
+      400,
+      'invalid_request',
+    );
+    const renamed = await call(sb, 'PATCH', `${base}/plans/gold-annual`, { key, body: { name: 'Gold+' } });
+    expect(renamed.json.name).toBe('Gold+');
+    expect((await call(sb, 'DELETE', `${base}/plans/gold-annual`, { key })).status).toBe(204);
+    const pro = await call(sb, 'DELETE', `${base}/plans/pro-monthly`, { key });
+    expect(pro.status).toBe(200);
+    expect(pro.json).toMatchObject({ archived: true, subscribers: 2 });
+
+    const newKey = await call(sb, 'POST', `${base}/keys`, { key, body: { mode: 'live' } });
+    expect(newKey.json).toMatchObject({
+      mode: 'live',
+      key: expect.stringMatching(/^live_/),
+      id: expect.stringMatching(/^key_/),
+    });
+    expect(newKey.json.last4).toBe(newKey.json.key.slice(-4));
+    const list = await call(sb, 'GET', `${base}/keys`, { key });
+    expect(list.json.data).toHaveLength(3);
+    expect(JSON.stringify(list.json)).not.toContain(newKey.json.key);
+    expect((await call(sb, 'DELETE', `${base}/keys/${newKey.json.id}`, { key })).status).toBe(204);
+    expectError(await call(sb, 'GET', '/api/v1/whoami', { key: newKey.json.key }), 401, 'unauthorized');
+  });
+});
+
+describe('simulator', () => {
+  it('creates users, checks entitlements and authorizes without a browser', async () => {
+    sb = await startTestSandbox();
+    const key = sb.seed.test_key;
+    const user = await call(sb, 'POST', '/api/v1/simulator/users', {
+      key,
+      body: { app_id: sb.seed.app.id, plan: 'pro-monthly', status: 'trialing', name: 'Tess' },
+    });
+    expect(user.status).toBe(201);
+    expect(user.json).toMatchObject({
+      id: expect.stringMatching(/^usr_/),
+      app_id: sb.seed.app.id,
+      plan: 'pro-monthly',
+      status: 'trialing',
+    });
+    const check = (user_id: string, feature: string) =>
+      call(sb, 'POST', '/api/v1/simulator/entitlement-checks', {
+        key,
+        body: { app_id: sb.seed.app.id, user_id, feature },
+      });
+    expect((await check(user.json.id, 'export')).json).toMatchObject({
+      allowed: true,
+      reason: 'feature_in_plan',
+    });
+    expect((await check(sb.seed.users[1]!.id, 'export')).json).toMatchObject({
+      allowed: false,
+      reason: 'feature_not_in_plan',
+    });
+    expect((await check(sb.seed.users[2]!.id, 'export')).json).toMatchObject({
+      allowed: false,
+      reason: 'status_past_due',
+    });
+    const cancelled = await call(sb, 'PATCH', `/api/v1/simulator/users/${user.json.id}`, {
+      key,
+      body: { app_id: sb.seed.app.id, status: 'cancelled' },
+    });
+    expect(cancelled.json.status).toBe('cancelled');
+    const auth = await call(sb, 'POST', '/api/v1/simulator/authorize', {
+      key,
+      body: { app_id: sb.seed.app.id, user_id: user.json.id },
+    });
+    expect(auth.json).toMatchObject({
+      user_id: user.json.id,
+      token_type: 'Bearer',
+      scope: 'identity:read entitlements:read',
+    });
+    const ent = await call(sb, 'GET', '/api/v1/entitlements', { token: auth.json.access_token });
+    expect(ent.json).toMatchObject({ user_id: user.json.id, status: 'cancelled' });
+  });
+});
+
+describe('embedded apps', () => {
+  it('passes a signed, short-lived context token, or says no embed URL is set', async () => {
+    sb = await startTestSandbox();
+    const user = sb.seed.users[0]!.id;
+    const none = await fetch(`${sb.siteUrl}/dashboard/apps/${sb.seed.app.id}?user_id=${user}`);
+    expect(await none.text()).toContain('This app has no embed URL');
+    await call(sb, 'PATCH', `/api/v1/apps/${sb.seed.app.id}`, {
+      key: sb.seed.test_key,
+      body: { embed_url: 'https://embed.example/app?x=1' },
+    });
+    const html = await (await fetch(`${sb.siteUrl}/dashboard/apps/${sb.seed.app.id}?user_id=${user}`)).text();
+    const src = /<iframe id="app-frame"[^>]* src="([^"]+)"/.exec(html)![1]!.replace(/&amp;/g, '&');
+    const url = new URL(src);
+    expect(url.origin + url.pathname).toBe('https://embed.example/app');
+    expect(url.searchParams.get('x')).toBe('1');
+    const [payload, mac] = url.searchParams.get('context_token')!.split('.');
+    const expected = createHmac('sha256', sb.seed.app.client_secret).update(payload!).digest('base64url');
+    expect(mac).toBe(expected);
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8'));
+    expect(claims).toMatchObject({ user_id: user, app_id: sb.seed.app.id });
+    expect(claims.exp - claims.iat).toBe(300);
+    expect((await fetch(`${sb.siteUrl}/dashboard/apps/${sb.seed.app.id}?user_id=usr_other`)).status).toBe(
+      404,
+    );
+    const index = await (await fetch(`${sb.siteUrl}/`)).text();
+    expect(index).toContain(sb.seed.app.client_id);
+  });
+});
