@@ -1,0 +1,200 @@
+import type { Deps } from '../deps.js';
+import { UsageError } from '../errors.js';
+import { accounts } from '../credentials/accounts.js';
+import { resolveAppId } from './resolve.js';
+
+/** An application as the API answers it (unknown extra fields are kept). */
+export interface App {
+  id: string;
+  name: string;
+  client_id: string;
+  redirect_uris: string[];
+  webhook_url: string | null;
+  embed_url: string | null;
+  created_at: string;
+  /** Only in the answer to create and to a client-secret rotation. */
+  client_secret?: string;
+  [field: string]: unknown;
+}
+
+/** What `apps create` and `apps update` may set; `null` clears a URL. */
+export interface AppInput {
+  name?: string;
+  redirectUris?: string[];
+  webhookUrl?: string | null;
+  embedUrl?: string | null;
+}
+
+type AppDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'credentials'>;
+
+const appPath = (id: string) => `/apps/${encodeURIComponent(id)}`;
+
+function parseUrl(value: string, flag: string, accepted: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${flag} "${value}" is not a URL; expected ${accepted}.`, { code: 'invalid_url' });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError(`${flag} "${value}" must be ${accepted}.`, { code: 'invalid_url' });
+  }
+  if (url.username || url.password) {
+    throw new UsageError(`${flag} "${value}" must not contain a user name or password.`, {
+      code: 'invalid_url',
+    });
+  }
+  if (value.includes('#')) {
+    throw new UsageError(`${flag} "${value}" must not have a #fragment.`, { code: 'invalid_url' });
+  }
+  return url;
+}
+
+/** True for the loopback hosts RFC 8252 §7.3 allows over plain http. */
+function isLoopback(url: URL): boolean {
+  return ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+}
+
+/** Checks an OAuth redirect URI: https anywhere, plain http only on a loopback host (RFC 8252). */
+export function checkRedirectUri(value: string): string {
+  const accepted = 'https://… or, for a local app, http://127.0.0.1, http://[::1] or http://localhost';
+  const url = parseUrl(value, '--redirect-uri', accepted);
+  if (url.protocol === 'http:' && !isLoopback(url)) {
+    throw new UsageError(
+      `--redirect-uri "${value}" uses plain http on a host that is not loopback; expected ${accepted}.`,
+      { code: 'invalid_url' },
+    );
+  }
+  return value;
+}
+
+/** Checks a webhook or embed URL (http or https); an empty string means "none". */
+export function checkHttpUrl(value: string, flag: string): string | null {
+  if (value === '') return null;
+  parseUrl(value, flag, 'an http(s)://host/path URL (or "" to clear it)');
+  return value;
+}
+
+/** The request body for create/update, from already checked input. */
+function body(input: AppInput): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (input.name !== undefined) out.name = input.name;
+  if (input.redirectUris !== undefined) out.redirect_uris = input.redirectUris;
+  if (input.webhookUrl !== undefined) out.webhook_url = input.webhookUrl;
+  if (input.embedUrl !== undefined) out.embed_url = input.embedUrl;
+  return out;
+}
+
+/** Checks flags into an AppInput before any request is made. */
+export function checkAppInput(flags: {
+  name?: string;
+  'redirect-uri'?: string[];
+  'webhook-url'?: string;
+  'embed-url'?: string;
+}): AppInput {
+  if (flags.name !== undefined && !flags.name.trim()) {
+    throw new UsageError('--name must not be empty.', { code: 'invalid_name' });
+  }
+  return {
+    name: flags.name?.trim(),
+    redirectUris: flags['redirect-uri']?.map(checkRedirectUri),
+    webhookUrl:
+      flags['webhook-url'] === undefined ? undefined : checkHttpUrl(flags['webhook-url'], '--webhook-url'),
+    embedUrl: flags['embed-url'] === undefined ? undefined : checkHttpUrl(flags['embed-url'], '--embed-url'),
+  };
+}
+
+/** Every app the caller owns (all pages). */
+export function listApps(deps: Pick<Deps, 'api'>): Promise<App[]> {
+  return deps.api.list<App>('/apps');
+}
+
+/** One app: --app or the profile's default. */
+export async function getApp(deps: AppDeps, appFlag: string | undefined): Promise<App> {
+  const id = await resolveAppId(deps, appFlag);
+  return (await deps.api.get<App>(appPath(id))).data;
+}
+
+/** Creates an app and stores its client secret for `mkt login`; the answer carries the secret once. */
+export async function createApp(
+  deps: AppDeps,
+  input: AppInput,
+): Promise<{ app: App; stored: boolean; storeError?: string }> {
+  const app = (await deps.api.post<App>('/apps', body(input))).data;
+  return {
+    app,
+    ...(await storeSecret(deps, accounts.clientSecret(deps.profile, app.client_id), app.client_secret)),
+  };
+}
+
+/** Changes an app's name, redirect URIs, webhook or embed URL. */
+export async function updateApp(deps: AppDeps, appFlag: string | undefined, input: AppInput): Promise<App> {
+  const fields = body(input);
+  if (Object.keys(fields).length === 0) {
+    throw new UsageError('Nothing to change: pass --name, --redirect-uri, --webhook-url or --embed-url.', {
+      code: 'nothing_to_update',
+    });
+  }
+  const id = await resolveAppId(deps, appFlag);
+  return (await deps.api.patch<App>(appPath(id), fields)).data;
+}
+
+/** Deletes an app; forgets it as the profile's default when it was. Returns whether it was the default. */
+export async function deleteApp(deps: AppDeps, id: string): Promise<{ wasDefault: boolean }> {
+  await deps.api.delete(appPath(id));
+  const wasDefault = (await deps.config.get(deps.profile, 'app')) === id;
+  if (wasDefault) await deps.config.unset(deps.profile, 'app');
+  return { wasDefault };
+}
+
+/** Makes an app the profile's default after checking that it exists and the caller may see it. */
+export async function useApp(deps: AppDeps, id: string): Promise<App> {
+  if (!/^app_[A-Za-z0-9_-]+$/.test(id)) {
+    throw new UsageError(`"${id}" is not an app id (app_…).`, {
+      code: 'invalid_app',
+      hints: ['mkt apps list'],
+    });
+  }
+  const app = (await deps.api.get<App>(appPath(id))).data;
+  await deps.config.set(deps.profile, 'app', app.id ?? id);
+  return app;
+}
+
+/** The result of a rotation: the server's answer, the new secret, and where it was stored. */
+export interface Rotation {
+  kind: 'client' | 'webhook';
+  appId: string;
+  secret: string;
+  response: Record<string, unknown>;
+  stored: boolean;
+  storeError?: string;
+}
+
+/** Rotates the client or webhook secret of an app and stores the new one in the credential store. */
+export async function rotateSecret(deps: AppDeps, id: string, kind: 'client' | 'webhook'): Promise<Rotation> {
+  if (kind === 'client') {
+    const app = (await deps.api.post<App>(`${appPath(id)}/client-secret`, {})).data;
+    const secret = String(app.client_secret ?? '');
+    const account = accounts.clientSecret(deps.profile, app.client_id);
+    return { kind, appId: id, secret, response: app, ...(await storeSecret(deps, account, secret)) };
+  }
+  const res = (await deps.api.post<{ webhook_secret: string }>(`${appPath(id)}/webhook-secret`, {})).data;
+  const secret = String(res.webhook_secret ?? '');
+  const account = accounts.webhookSecret(deps.profile, id);
+  return { kind, appId: id, secret, response: res, ...(await storeSecret(deps, account, secret)) };
+}
+
+/** Keeps a secret; a failing store is reported, not thrown, since the secret is still shown once. */
+async function storeSecret(
+  deps: Pick<Deps, 'credentials'>,
+  account: string,
+  secret: string | undefined,
+): Promise<{ stored: boolean; storeError?: string }> {
+  if (!secret) return { stored: false, storeError: 'the server sent no secret' };
+  try {
+    await deps.credentials.set(account, secret);
+    return { stored: true };
+  } catch (err) {
+    return { stored: false, storeError: (err as Error).message };
+  }
+}

@@ -1,0 +1,35 @@
+import { BaseCommand } from '../../base-command.js';
+import { deleteApp } from '../../apps/apps.js';
+import { resolveAppId } from '../../apps/resolve.js';
+import { flags } from '../../flags.js';
+import { confirmAction } from '../../prompts.js';
+
+export default class AppsDelete extends BaseCommand<typeof AppsDelete> {
+  static summary = 'Delete an application, with its plans and API keys.';
+  static description = 'Asks for confirmation on a terminal; elsewhere --yes is required.';
+  static examples = [
+    '<%= config.bin %> apps delete --app app_123',
+    '<%= config.bin %> apps delete --app app_123 --yes',
+  ];
+  static enableJsonFlag = true;
+  static flags = { app: flags.app(), yes: flags.yes() };
+
+  async run() {
+    const deps = await this.deps();
+    const id = await resolveAppId(deps, this.flags.app);
+    await confirmAction(
+      deps,
+      `Delete app ${id} with its plans and API keys? Integrations using it stop working`,
+      {
+        yes: this.flags.yes,
+      },
+    );
+    const { wasDefault } = await deleteApp(deps, id);
+    if (!deps.json) deps.out.success(`Deleted app ${id}.`);
+    if (wasDefault)
+      deps.out.info(
+        `It was the default app of profile "${deps.profile}"; choose another with: mkt apps use APP_ID`,
+      );
+    return { id, deleted: true };
+  }
+}

@@ -1,0 +1,44 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../../base-command.js';
+import { rotateSecret } from '../../apps/apps.js';
+import { resolveAppId } from '../../apps/resolve.js';
+import { flags } from '../../flags.js';
+import { confirmAction } from '../../prompts.js';
+
+export default class AppsRotateSecret extends BaseCommand<typeof AppsRotateSecret> {
+  static summary = "Replace an app's client secret or webhook signing secret.";
+  static description =
+    'The old secret stops working at once. The new one is printed once on stdout and kept in the credential store (for `mkt login` and `mkt webhooks listen`). Asks for confirmation on a terminal; elsewhere --yes is required.';
+  static examples = [
+    '<%= config.bin %> apps rotate-secret --kind client --app app_123',
+    '<%= config.bin %> apps rotate-secret --kind webhook --yes > webhook-secret.txt',
+  ];
+  static enableJsonFlag = true;
+  static flags = {
+    app: flags.app(),
+    kind: Flags.string({
+      required: true,
+      options: ['client', 'webhook'],
+      description: 'which secret to replace',
+    }),
+    yes: flags.yes(),
+  };
+
+  async run() {
+    const deps = await this.deps();
+    const id = await resolveAppId(deps, this.flags.app);
+    const kind = this.flags.kind as 'client' | 'webhook';
+    const what = kind === 'client' ? 'client secret' : 'webhook signing secret';
+    const breaks = kind === 'client' ? 'sign-ins using the old one' : 'receivers verifying with the old one';
+    await confirmAction(deps, `Rotate the ${what} of ${id}? This breaks ${breaks}`, { yes: this.flags.yes });
+    const rotation = await rotateSecret(deps, id, kind);
+    if (!deps.json) {
+      deps.out.data(rotation.secret);
+      deps.out.success(`Rotated the ${what} of ${id}.`);
+    }
+    deps.out.warn(`The new ${what} is shown only this once.`);
+    if (rotation.stored) deps.out.info(`It is stored in the credential store for profile "${deps.profile}".`);
+    else deps.out.warn(`It could not be stored (${rotation.storeError}); copy it now.`);
+    return rotation.response;
+  }
+}
