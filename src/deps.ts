@@ -70,9 +70,17 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     forced: env.MKT_CREDENTIAL_STORE,
     notice: (message) => out.noticeOnce(message),
   });
-  const session = new Session({ env, store: credentials, profile, clock });
+  const session: Session = new Session({
+    env,
+    store: credentials,
+    profile,
+    clock,
+    siteUrl,
+    configDir: dir,
+    tokenRequest: (body) => api.tokenRequest(body),
+  });
   const verbose = input.verbose ?? false;
-  const api = new ApiClient({
+  const api: ApiClient = new ApiClient({
     siteUrl,
     auth: session,
     env,

@@ -1,8 +1,10 @@
-import type { AuthSource, Credential } from '../api/client.js';
+import { join } from 'node:path';
+import type { ApiResponse, AuthSource, Credential } from '../api/client.js';
 import type { Clock } from '../clock.js';
 import type { CredentialStore } from '../credentials/store.js';
 import { accounts } from '../credentials/accounts.js';
-import { UsageError } from '../errors.js';
+import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
+import { withFileLock } from './lock.js';
 
 /** The OAuth token set as stored (JSON) in the credential store. */
 export interface StoredToken {
@@ -29,16 +31,49 @@ export function apiKeyKind(key: string): 'test_key' | 'live_key' | undefined {
   return undefined;
 }
 
+/** A token is refreshed when it expires within this window, so a request never starts with a dying token. */
+export const REFRESH_MARGIN_MS = 60_000;
+
 export interface SessionDeps {
   env: Record<string, string | undefined>;
   store: CredentialStore & { resolve?(): Promise<CredentialStore> };
   profile: string;
   clock: Clock;
+  /** The site in use: a stored token is only ever sent to the site that issued it. */
+  siteUrl?: string;
+  /** Where the cross-process refresh lock lives. */
+  configDir?: string;
+  /** POSTs to the OAuth token endpoint (ApiClient.tokenRequest); without it tokens are not refreshed. */
+  tokenRequest?(body: Record<string, string>): Promise<ApiResponse<Record<string, unknown>>>;
+}
+
+/** Turns a token endpoint response into the stored form; `previous` supplies what a refresh may omit. */
+export function tokenFromResponse(
+  data: Record<string, unknown> | undefined,
+  now: number,
+  base: Pick<StoredToken, 'site_url' | 'client_id' | 'user' | 'scope' | 'refresh_token'>,
+): StoredToken {
+  if (!data || typeof data.access_token !== 'string' || !data.access_token) {
+    throw new MktError('bad_token_response', 'The token endpoint answered without an access_token.');
+  }
+  const expiresIn = Number(data.expires_in);
+  return {
+    access_token: data.access_token,
+    // RFC 6749 section 6: a refresh response may leave out refresh_token; the old one then stays valid.
+    refresh_token: typeof data.refresh_token === 'string' ? data.refresh_token : base.refresh_token,
+    token_type: typeof data.token_type === 'string' ? data.token_type : 'Bearer',
+    expires_at: Number.isFinite(expiresIn) && expiresIn > 0 ? now + expiresIn * 1000 : undefined,
+    scope: typeof data.scope === 'string' ? data.scope : base.scope,
+    client_id: base.client_id,
+    site_url: base.site_url,
+    user: base.user,
+  };
 }
 
 /**
  * Who the CLI acts as, in order: MKT_ACCESS_TOKEN, MKT_API_KEY, then what the profile stored
- * (an API key from `login --with-api-key`, or the OAuth token set from `login`).
+ * (an API key from `login --with-api-key`, or the OAuth token set from `login`). Stored tokens are
+ * refreshed before they expire and after a 401, one process at a time.
  */
 export class Session implements AuthSource {
   constructor(protected readonly deps: SessionDeps) {}
@@ -57,9 +92,19 @@ export class Session implements AuthSource {
       const kind = apiKeyKind(key);
       if (kind) return { kind, secret: key, source: await this.storeKind() };
     }
+    let token = await this.storedToken();
+    if (!token || !this.forThisSite(token)) return null;
+    if (this.expiresSoon(token) && this.deps.tokenRequest) token = await this.refresh(token, false);
+    return this.asCredential(token);
+  }
+
+  /** After a 401: the stored token refreshed (or already refreshed by another process), else null. */
+  async afterUnauthorized(failed: Credential): Promise<Credential | null> {
+    if (failed.kind !== 'token' || failed.source === 'env' || !this.deps.tokenRequest) return null;
     const token = await this.storedToken();
-    if (token) return { kind: 'token', secret: token.access_token, source: await this.storeKind(), token };
-    return null;
+    if (!token || !this.forThisSite(token)) return null;
+    if (token.access_token !== failed.secret) return this.asCredential(token);
+    return this.asCredential(await this.refresh(token, true));
   }
 
   /** The stored OAuth token set, or null when none (or an unreadable one) is stored. */
@@ -74,7 +119,92 @@ export class Session implements AuthSource {
     }
   }
 
-  protected async storeKind(): Promise<string> {
+  /** True when the token was issued by another site than the one in use (it is then never sent). */
+  forOtherSite(token: StoredToken): boolean {
+    return !this.forThisSite(token);
+  }
+
+  /** Where the credential store keeps things: keychain, file or memory. */
+  async storeKind(): Promise<string> {
     return (await this.deps.store.resolve?.())?.kind ?? this.deps.store.kind;
+  }
+
+  private forThisSite(token: StoredToken): boolean {
+    const site = this.deps.siteUrl;
+    return !site || !token.site_url || token.site_url.replace(/\/+$/, '') === site.replace(/\/+$/, '');
+  }
+
+  private expiresSoon(token: StoredToken): boolean {
+    return token.expires_at !== undefined && token.expires_at - this.deps.clock.now() <= REFRESH_MARGIN_MS;
+  }
+
+  private async asCredential(token: StoredToken): Promise<ResolvedCredential> {
+    return { kind: 'token', secret: token.access_token, source: await this.storeKind(), token };
+  }
+
+  /**
+   * Spends the refresh token under a lock shared by every mkt process of this config folder; after
+   * taking the lock the stored token is read again, and used as it is if another process refreshed it.
+   */
+  private async refresh(seen: StoredToken, force: boolean): Promise<StoredToken> {
+    const { clock, profile } = this.deps;
+    const lockPath = join(this.deps.configDir ?? '.', 'locks', `${profile}.refresh.lock`);
+    return withFileLock(lockPath, clock, async () => {
+      const current = (await this.storedToken()) ?? seen;
+      const changed = current.access_token !== seen.access_token;
+      if (changed && !this.expiresSoon(current)) return current;
+      if (!force && !changed && !this.expiresSoon(current)) return current;
+      return this.spend(current);
+    });
+  }
+
+  private async spend(token: StoredToken): Promise<StoredToken> {
+    const { clock, env, profile, store } = this.deps;
+    const stillValid = token.expires_at === undefined || token.expires_at > clock.now();
+    const fail = (message: string, code = 'session_expired'): StoredToken => {
+      // A token that still works is better than none: a refresh before expiry may fail quietly.
+      if (stillValid && code !== 'refresh_rejected') return token;
+      throw new AuthError(code, `${message} Sign in again.`, { hints: ['mkt login'] });
+    };
+    if (!token.refresh_token)
+      return fail(`Your sign-in to ${token.site_url} expired and has no refresh token.`);
+    if (!token.client_id) return fail(`Your sign-in to ${token.site_url} expired; its client id is unknown.`);
+    const secret =
+      env.MKT_CLIENT_SECRET || (await store.get(accounts.clientSecret(profile, token.client_id)));
+    if (!secret) {
+      if (stillValid) return token;
+      throw new AuthError(
+        'client_secret_needed',
+        `Your sign-in to ${token.site_url} expired; renewing it needs the client secret of ${token.client_id}.`,
+        {
+          hints: [
+            'MKT_CLIENT_SECRET=… mkt auth token   (set the variable from your secret manager)',
+            'mkt login',
+          ],
+        },
+      );
+    }
+    let res: ApiResponse<Record<string, unknown>>;
+    try {
+      res = await this.deps.tokenRequest!({
+        grant_type: 'refresh_token',
+        refresh_token: token.refresh_token,
+        client_id: token.client_id,
+        client_secret: secret,
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'invalid_grant') {
+        // The server says this grant is dead: forget it, so nothing keeps retrying it.
+        await store.delete(accounts.oauth(profile));
+        return fail(`Your sign-in to ${token.site_url} was revoked or has expired.`, 'refresh_rejected');
+      }
+      if (err instanceof ApiError) {
+        return fail(`Your sign-in to ${token.site_url} expired and could not be renewed (${err.message}).`);
+      }
+      throw err;
+    }
+    const next = tokenFromResponse(res.data, clock.now(), token);
+    await store.set(accounts.oauth(profile), JSON.stringify(next));
+    return next;
   }
 }

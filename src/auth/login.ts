@@ -1,0 +1,297 @@
+import type { Deps } from '../deps.js';
+import { accounts } from '../credentials/accounts.js';
+import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
+import { promptSecret } from '../prompts.js';
+import { type AuthorizationResponse, parseAuthorizationResponse, startCallbackListener } from './loopback.js';
+import { newAuthorizationSecrets } from './pkce.js';
+import { apiKeyKind, type StoredToken, tokenFromResponse } from './session.js';
+
+/** The scopes `mkt login` asks for unless `--scope` says otherwise. */
+export const DEFAULT_SCOPES = ['identity:read', 'entitlements:read'];
+
+/** The user profile `GET /whoami` answers. */
+export interface Profile {
+  id: string;
+  email?: string;
+  name?: string;
+  [field: string]: unknown;
+}
+
+export interface LoginInput {
+  clientId?: string;
+  scopes?: string[];
+  port?: number;
+  /** Print the URL and read the pasted redirect URL or code from stdin instead of opening a browser. */
+  noBrowser?: boolean;
+  timeoutSeconds?: number;
+}
+
+/** True where no browser can be opened for the person: SSH sessions, Linux without a display. */
+export function isHeadless(env: Record<string, string | undefined>, platform = process.platform): boolean {
+  // A browser command the person configured is trusted to work (it may not need a display).
+  if (env.MKT_BROWSER || env.BROWSER) return false;
+  if (env.SSH_CONNECTION || env.SSH_TTY) return true;
+  return platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY;
+}
+
+/** `mkt login`: the authorization code flow with PKCE and state through a loopback listener. */
+export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<StoredToken> {
+  const clientId = input.clientId ?? (await deps.config.get(deps.profile, 'client-id'));
+  if (!clientId) {
+    throw new UsageError('No OAuth client id: pass --client-id or store one for this profile.', {
+      code: 'client_id_required',
+      hints: ['mkt login --client-id CLIENT_ID', 'mkt config set client-id CLIENT_ID', 'mkt apps list'],
+    });
+  }
+  const { secret: clientSecret, prompted } = await clientSecretFor(deps, clientId);
+  const scopes = [
+    ...new Set((input.scopes?.length ? input.scopes : DEFAULT_SCOPES).flatMap((s) => s.split(/[\s,]+/))),
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const { verifier, challenge, state } = newAuthorizationSecrets();
+  const listener = await startCallbackListener(input.port ?? 0, state);
+  const abort = new AbortController();
+  try {
+    const redirectUri = listener.redirectUri;
+    const authorizeUrl = new URL(`${deps.siteUrl}/oauth/authorize`);
+    for (const [k, v] of Object.entries({
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: scopes,
+      state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }))
+      authorizeUrl.searchParams.set(k, v);
+    await preflight(deps, authorizeUrl, clientId, redirectUri, input.port);
+
+    const headless = input.noBrowser || isHeadless(deps.env);
+    const waits: Array<Promise<AuthorizationResponse>> = [listener.result];
+    if (headless) {
+      deps.out.info(
+        `Open this URL in a browser on any machine and approve the sign-in:\n\n  ${authorizeUrl.href}\n`,
+      );
+      deps.out.info(
+        `Then paste the address the browser was sent to (${redirectUri}?code=…), or just the code, and press Enter.`,
+      );
+      waits.push(readPasted(deps, state, abort.signal));
+    } else {
+      deps.out.info(`Opening ${authorizeUrl.href} in your browser.`);
+      deps.out.info('If it does not open, visit that URL yourself; waiting for the sign-in…');
+      await deps.openBrowser(authorizeUrl.href).catch((err: Error) => {
+        deps.out.warn(`Could not open a browser (${err.message}); open the URL above yourself.`);
+      });
+    }
+    const timeoutSeconds = input.timeoutSeconds ?? 300;
+    waits.push(
+      deps.clock.sleep(timeoutSeconds * 1000, abort.signal).then(() => {
+        throw new AuthError(
+          'login_timeout',
+          `Nobody finished the sign-in within ${timeoutSeconds} s; nothing was stored.`,
+          {
+            hints: [
+              'mkt login --timeout 600',
+              'mkt login --no-browser   (to paste the redirect URL by hand)',
+            ],
+          },
+        );
+      }),
+    );
+    const { code } = await Promise.race(waits);
+    abort.abort();
+    await listener.close();
+
+    let res;
+    try {
+      res = await deps.api.tokenRequest({
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      });
+    } catch (err) {
+      throw explainTokenError(err, clientId, redirectUri, input.port);
+    }
+    const token = tokenFromResponse(res.data, deps.clock.now(), {
+      site_url: deps.siteUrl,
+      client_id: clientId,
+      scope: scopes,
+    });
+    const user = await fetchProfile(deps, { authorization: `Bearer ${token.access_token}` });
+    token.user = { id: user.id, email: user.email, name: user.name };
+    await deps.credentials.set(accounts.oauth(deps.profile), JSON.stringify(token));
+    await deps.credentials.delete(accounts.apiKey(deps.profile));
+    if (prompted) await deps.credentials.set(accounts.clientSecret(deps.profile, clientId), clientSecret);
+    await deps.config.set(deps.profile, 'client-id', clientId);
+    if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
+    deps.out.success(`Logged in as ${describeUser(user)} on ${deps.siteUrl}`);
+    warnAboutOverrides(deps);
+    return token;
+  } finally {
+    abort.abort();
+    await listener.close();
+  }
+}
+
+/** `mkt login --with-api-key`: a test_/live_ key from stdin or a masked prompt, checked with /whoami. */
+export async function loginWithApiKey(deps: Deps): Promise<{ kind: 'test_key' | 'live_key'; user: Profile }> {
+  const key = deps.stdin.isTTY
+    ? await promptSecret(deps, 'API key', 'pipe it on stdin: mkt login --with-api-key < key.txt')
+    : (await readAll(deps.stdin)).trim();
+  if (!key) {
+    throw new UsageError('No API key on stdin.', {
+      code: 'api_key_required',
+      hints: ['mkt login --with-api-key < key.txt', 'printenv MY_KEY | mkt login --with-api-key'],
+    });
+  }
+  const kind = apiKeyKind(key);
+  if (!kind) {
+    throw new UsageError('That is not a marketplace API key: keys begin with test_ or live_.', {
+      code: 'invalid_api_key',
+      hints: ['mkt keys create --mode test   (a new key for your app)'],
+    });
+  }
+  let user: Profile;
+  try {
+    user = await fetchProfile(deps, { 'x-api-key': key });
+  } catch (err) {
+    if (err instanceof AuthError) {
+      throw new AuthError(err.code, `${deps.siteUrl} refused this API key; nothing was stored.`, {
+        hints: ['mkt keys list', 'mkt login --with-api-key'],
+      });
+    }
+    throw err;
+  }
+  await deps.credentials.set(accounts.apiKey(deps.profile), key);
+  await deps.credentials.delete(accounts.oauth(deps.profile));
+  if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
+  const label = kind === 'live_key' ? 'a LIVE key' : 'a test key';
+  deps.out.success(`Logged in as ${describeUser(user)} on ${deps.siteUrl} with ${label}`);
+  if (kind === 'live_key') deps.out.warn('This is a live key: calls act on real users and real payments.');
+  warnAboutOverrides(deps);
+  return { kind, user };
+}
+
+/** `GET /whoami` with explicit credential headers (during login, before anything is stored). */
+export async function fetchProfile(deps: Deps, headers: Record<string, string>): Promise<Profile> {
+  const res = await deps.api.get<Profile>('/whoami', { auth: false, headers });
+  if (!res.data || typeof res.data.id !== 'string') {
+    throw new MktError('bad_response', `${deps.siteUrl}/api/v1/whoami did not answer a user profile.`);
+  }
+  return res.data;
+}
+
+/** "Name <email> (usr_…)" with whatever the profile has. */
+export function describeUser(user: { id: string; email?: string; name?: string }): string {
+  const who = user.name ?? user.email ?? user.id;
+  const email = user.email && user.email !== who ? ` <${user.email}>` : '';
+  return `${who}${email} (${user.id})`;
+}
+
+function warnAboutOverrides(deps: Deps): void {
+  for (const name of ['MKT_ACCESS_TOKEN', 'MKT_API_KEY'])
+    if (deps.env[name]) deps.out.warn(`${name} is set and takes precedence over the stored sign-in.`);
+}
+
+async function clientSecretFor(deps: Deps, clientId: string): Promise<{ secret: string; prompted: boolean }> {
+  if (deps.env.MKT_CLIENT_SECRET) return { secret: deps.env.MKT_CLIENT_SECRET, prompted: false };
+  const stored = await deps.credentials.get(accounts.clientSecret(deps.profile, clientId));
+  if (stored) return { secret: stored, prompted: false };
+  const secret = await promptSecret(
+    deps,
+    `Client secret of ${clientId}`,
+    'set MKT_CLIENT_SECRET, or create the app with `mkt apps create` so its secret is stored',
+  );
+  if (!secret) throw new UsageError('The client secret is empty.', { code: 'client_secret_required' });
+  return { secret, prompted: true };
+}
+
+/** Asks the authorization endpoint first, so a wrong client id or redirect URI fails here, not in the browser. */
+async function preflight(deps: Deps, url: URL, clientId: string, redirectUri: string, port?: number) {
+  const res = await deps.api.request('GET', url.href, { auth: false, allowErrorStatus: true });
+  if (res.status < 400 || res.status >= 500) return;
+  const text = res.text.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+  if (/redirect/i.test(text)) throw redirectError(clientId, redirectUri, port);
+  if (/client/i.test(text)) {
+    throw new UsageError(`${deps.siteUrl} does not know the client id "${clientId}".`, {
+      code: 'invalid_client',
+      hints: ['mkt apps list', 'mkt login --client-id CLIENT_ID'],
+    });
+  }
+  throw new AuthError(
+    'authorize_refused',
+    `${deps.siteUrl} refused the authorization request: ${text.trim().slice(0, 200)}`,
+  );
+}
+
+function redirectError(clientId: string, redirectUri: string, port?: number): UsageError {
+  const register = port ? redirectUri : 'http://127.0.0.1/callback';
+  const extra = port
+    ? ''
+    : ` (a loopback URI matches any port; if the marketplace wants exact ports, run mkt login --port 8085 and register http://127.0.0.1:8085/callback)`;
+  return new UsageError(
+    `The marketplace does not accept the redirect URI ${redirectUri} for client ${clientId}. Register ${register} in the app's redirect URIs${extra}.`,
+    { code: 'redirect_uri_not_registered', hints: ['mkt apps update --help   (to add a redirect URI)'] },
+  );
+}
+
+function explainTokenError(err: unknown, clientId: string, redirectUri: string, port?: number): unknown {
+  if (!(err instanceof MktError)) return err;
+  if (/redirect/i.test(err.message)) return redirectError(clientId, redirectUri, port);
+  if (err.code === 'invalid_client') {
+    return new AuthError('invalid_client', `The marketplace refused the client secret of ${clientId}.`, {
+      hints: ['mkt apps rotate-secret --kind client   (then log in again)', 'MKT_CLIENT_SECRET=… mkt login'],
+    });
+  }
+  if (err instanceof ApiError && err.status < 500) {
+    return new AuthError(err.code || 'token_exchange_failed', `The code exchange failed: ${err.message}`);
+  }
+  return err;
+}
+
+/** Waits for a pasted redirect URL (state checked when present) or a bare code on stdin. */
+async function readPasted(deps: Deps, state: string, signal: AbortSignal): Promise<AuthorizationResponse> {
+  const { createInterface } = await import('node:readline');
+  const rl = createInterface({ input: deps.stdin, terminal: false });
+  return new Promise<AuthorizationResponse>((resolve, reject) => {
+    const finish = () => {
+      rl.close();
+      deps.stdin.pause();
+    };
+    signal.addEventListener('abort', finish, { once: true });
+    rl.on('line', (raw) => {
+      const line = raw.trim();
+      if (!line) return;
+      try {
+        const response = /^https?:\/\//i.test(line)
+          ? parseAuthorizationResponse(new URL(line).searchParams, state, { stateRequired: false })
+          : /^[\w.~-]+$/.test(line)
+            ? { code: line }
+            : undefined;
+        if (!response) {
+          deps.out.warn('That is neither the redirect address nor a code; paste it again.');
+          return;
+        }
+        finish();
+        resolve(response);
+      } catch (err) {
+        finish();
+        reject(err);
+      }
+    });
+  });
+}
+
+function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (d: string) => (text += d));
+    stream.on('end', () => resolve(text));
+    stream.on('error', reject);
+  });
+}

@@ -1,0 +1,94 @@
+import type { Profile } from '../auth/login.js';
+import { notLoggedIn } from '../auth/status.js';
+import type { Deps } from '../deps.js';
+import { MktError, UsageError } from '../errors.js';
+
+/** The entitlement document; `status` and `expires_at` are optional, unknown fields are kept. */
+export interface Entitlement {
+  user_id: string;
+  app_id: string;
+  plan: string;
+  status?: string;
+  features: string[];
+  usage?: { api_calls?: number; limit?: number };
+  expires_at?: string | null;
+  [field: string]: unknown;
+}
+
+/** Statuses in which the user may use the plan's features (CONTRACT.md section 2). */
+const USABLE_STATUSES = new Set(['active', 'trialing']);
+
+/** `GET /whoami`: the profile of whoever the credential belongs to. */
+export async function whoami(deps: Deps): Promise<Profile> {
+  if (!(await deps.session.credential())) throw await notLoggedIn(deps);
+  const res = await deps.api.get<Profile>('/whoami');
+  if (!isObject(res.data)) throw new MktError('bad_response', 'GET /whoami did not answer a JSON object.');
+  return res.data;
+}
+
+/** `GET /entitlements`, for the signed-in user or, with an API key, for `user` (`?user_id=`). */
+export async function entitlements(deps: Deps, input: { user?: string }): Promise<Entitlement> {
+  if (input.user !== undefined && !/^usr_[A-Za-z0-9_-]+$/.test(input.user)) {
+    throw new UsageError(`"${input.user}" is not a user id (usr_…).`, { code: 'invalid_user_id' });
+  }
+  const credential = await deps.session.credential();
+  if (!credential) throw await notLoggedIn(deps);
+  if (credential.kind !== 'token' && !input.user) {
+    throw new UsageError('With an API key, name the user: --user usr_….', {
+      code: 'user_required',
+      hints: ['mkt entitlements --user usr_123', 'mkt login   (to read your own entitlement)'],
+    });
+  }
+  const res = await deps.api.get<Entitlement>('/entitlements', { query: { user_id: input.user } });
+  if (!isObject(res.data))
+    throw new MktError('bad_response', 'GET /entitlements did not answer a JSON object.');
+  return res.data;
+}
+
+/** Whether the entitlement lets the user use `feature`, and why not. */
+export function checkFeature(
+  ent: Entitlement,
+  feature: string,
+  now: number,
+): { allowed: true } | { allowed: false; reason: string } {
+  const features = Array.isArray(ent.features) ? ent.features : [];
+  if (!features.includes(feature)) {
+    const list = features.length ? features.join(', ') : 'none';
+    return {
+      allowed: false,
+      reason: `Plan "${ent.plan}" does not include "${feature}" (features: ${list}).`,
+    };
+  }
+  if (ent.status !== undefined && ent.status !== null && !USABLE_STATUSES.has(ent.status)) {
+    return { allowed: false, reason: `The subscription to "${ent.plan}" is ${ent.status}.` };
+  }
+  if (typeof ent.expires_at === 'string') {
+    const expires = Date.parse(ent.expires_at);
+    if (Number.isFinite(expires) && expires <= now) {
+      return { allowed: false, reason: `The subscription to "${ent.plan}" expired at ${ent.expires_at}.` };
+    }
+  }
+  return { allowed: true };
+}
+
+/** Label/value pairs of an entitlement for the readable summary. */
+export function entitlementFields(ent: Entitlement): Array<[string, unknown]> {
+  const usage = ent.usage;
+  const calls =
+    usage && (usage.api_calls !== undefined || usage.limit !== undefined)
+      ? `${usage.api_calls ?? '?'} of ${usage.limit ?? 'unlimited'} API calls`
+      : undefined;
+  return [
+    ['User', ent.user_id],
+    ['App', ent.app_id],
+    ['Plan', ent.plan],
+    ['Status', ent.status],
+    ['Features', ent.features],
+    ['Usage', calls],
+    ['Expires', ent.expires_at],
+  ];
+}
+
+function isObject(v: unknown): v is Record<string, unknown> & { id: string } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
