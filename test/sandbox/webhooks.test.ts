@@ -1,0 +1,215 @@
+import { verify } from '@octokit/webhooks-methods';
+import { createServer } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { startTestSandbox } from '../support/sandbox.js';
+import { call, openStream, startReceiver, type Receiver } from './helpers.js';
+
+let sb: Sandbox;
+let receiver: Receiver | undefined;
+afterEach(async () => {
+  await sb?.close();
+  await receiver?.close();
+  receiver = undefined;
+});
+
+async function pointWebhookAt(url: string): Promise<void> {
+  const res = await call(sb, 'PATCH', `/api/v1/apps/${sb.seed.app.id}`, {
+    key: sb.seed.test_key,
+    body: { webhook_url: url },
+  });
+  expect(res.status).toBe(200);
+}
+
+function simulate(event: string, data?: unknown) {
+  return call(sb, 'POST', '/api/v1/simulator/events', {
+    key: sb.seed.test_key,
+    body: data === undefined ? { app_id: sb.seed.app.id, event } : { app_id: sb.seed.app.id, event, data },
+  });
+}
+
+describe('webhook deliveries', () => {
+  it('signs each delivery so @octokit/webhooks-methods verifies it with the whsec_ string', async () => {
+    receiver = await startReceiver();
+    sb = await startTestSandbox();
+    await pointWebhookAt(receiver.url);
+    const user = sb.seed.users[0]!.id;
+    const answer = await simulate('subscription.created', { user_id: user, plan: 'pro-monthly' });
+    expect(answer.status).toBe(201);
+    expect(answer.json).toMatchObject({
+      delivery_id: expect.stringMatching(/^dlv_/),
+      event: 'subscription.created',
+      envelope: { event: 'subscription.created', data: { user_id: user, plan: 'pro-monthly' } },
+      webhook: { url: receiver.url, status: 'delivered', response_status: 200, error: null },
+      listeners: 0,
+    });
+    const [hit] = await receiver.waitFor(1);
+    expect(hit!.headers['content-type']).toBe('application/json');
+    expect(hit!.headers['user-agent']).toMatch(/^mkt-sandbox\//);
+    expect(hit!.headers['x-marketplace-delivery']).toBe(answer.json.delivery_id);
+    expect(hit!.headers['x-marketplace-event']).toBe('subscription.created');
+    const signature = hit!.headers['x-marketplace-signature'] as string;
+    expect(signature).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(await verify(sb.seed.app.webhook_secret, hit!.body, signature)).toBe(true);
+    expect(await verify('whsec_other', hit!.body, signature)).toBe(false);
+    const body = JSON.parse(hit!.body);
+    expect(Object.keys(body)).toEqual(['event', 'timestamp', 'data']);
+    expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('fills CONTRACT payloads and rejects malformed event data', async () => {
+    sb = await startTestSandbox();
+    const cancelled = await simulate('subscription.cancelled');
+    expect(cancelled.json.envelope.data).toEqual({
+      user_id: sb.seed.users[0]!.id,
+      plan: 'pro-monthly',
+      cancelled_at: expect.stringMatching(/Z$/),
+    });
+    expect(cancelled.json.webhook).toEqual({
+      url: null,
+      status: 'no_url',
+      response_status: null,
+      error: null,
+    });
+    const revoked = await simulate('user.revoked');
+    expect(revoked.json.envelope.data).toEqual({
+      user_id: sb.seed.users[0]!.id,
+      app_id: sb.seed.app.id,
+      scopes: ['identity:read'],
+    });
+    for (const bad of [
+      simulate('user.deleted'),
+      simulate('subscription.created', { user_id: 'usr_a', plan: 'pro-monthly', extra: 1 }),
+      simulate('subscription.created', { user_id: 42 }),
+      simulate('user.authorized', { scopes: ['root'] }),
+      simulate('subscription.cancelled', { cancelled_at: 'soon' }),
+    ]) {
+      const res = await bad;
+      expect(res.status).toBe(400);
+      expect(res.json.error.code).toBe('invalid_request');
+    }
+  });
+
+  it('retries a failing endpoint with backoff, the same delivery id and the same bytes', async () => {
+    receiver = await startReceiver((n) => (n <= 2 ? 500 : 204));
+    sb = await startTestSandbox({ deliveryBackoffMs: [10, 20, 40, 80, 160] });
+    await pointWebhookAt(receiver.url);
+    const answer = await simulate('user.authorized');
+    expect(answer.json.webhook).toMatchObject({ status: 'failed', response_status: 500, error: 'HTTP 500' });
+    const hits = await receiver.waitFor(3);
+    expect(new Set(hits.map((h) => h.headers['x-marketplace-delivery']))).toEqual(
+      new Set([answer.json.delivery_id]),
+    );
+    expect(new Set(hits.map((h) => h.body)).size).toBe(1);
+    expect(new Set(hits.map((h) => h.headers['x-marketplace-signature'])).size).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(receiver.received).toHaveLength(3);
+  });
+
+  it('gives up after six tries in all and treats an unreachable URL as a failure', async () => {
+    receiver = await startReceiver(() => 503);
+    sb = await startTestSandbox({ deliveryBackoffMs: [5, 5, 5, 5, 5] });
+    await pointWebhookAt(receiver.url);
+    await simulate('user.revoked');
+    await receiver.waitFor(6);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(receiver.received).toHaveLength(6);
+    const closed = await startReceiver();
+    const deadUrl = closed.url;
+    await closed.close();
+    await pointWebhookAt(deadUrl);
+    const answer = await simulate('user.revoked');
+    expect(answer.json.webhook).toMatchObject({
+      status: 'failed',
+      response_status: null,
+      error: expect.any(String),
+    });
+  });
+
+  it('a slow endpoint counts as failed after the delivery timeout', async () => {
+    sb = await startTestSandbox({ deliveryTimeoutMs: 100, deliveryBackoffMs: [] });
+    // A server that accepts the request and never answers.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    await pointWebhookAt(`http://127.0.0.1:${port}/slow`);
+    const answer = await simulate('user.revoked');
+    expect(answer.json.webhook).toMatchObject({ status: 'failed', error: 'no answer within 100 ms' });
+    silent.closeAllConnections();
+    silent.close();
+  });
+
+  it('emits subscription.created and subscription.cancelled for simulator users', async () => {
+    receiver = await startReceiver();
+    sb = await startTestSandbox();
+    await pointWebhookAt(receiver.url);
+    const user = await call(sb, 'POST', '/api/v1/simulator/users', {
+      key: sb.seed.test_key,
+      body: { app_id: sb.seed.app.id, plan: 'pro-monthly', status: 'active', email: 'new@sandbox.test' },
+    });
+    await receiver.waitFor(1);
+    await call(sb, 'PATCH', `/api/v1/simulator/users/${user.json.id}`, {
+      key: sb.seed.test_key,
+      body: { app_id: sb.seed.app.id, status: 'cancelled' },
+    });
+    const hits = await receiver.waitFor(2);
+    const events = hits.map((h) => JSON.parse(h.body));
+    expect(events[0]).toMatchObject({
+      event: 'subscription.created',
+      data: { user_id: user.json.id, plan: 'pro-monthly' },
+    });
+    expect(events[1]).toMatchObject({
+      event: 'subscription.cancelled',
+      data: { user_id: user.json.id, plan: 'pro-monthly', cancelled_at: expect.any(String) },
+    });
+    // A free plan starts no paid subscription: no event.
+    await call(sb, 'POST', '/api/v1/simulator/users', {
+      key: sb.seed.test_key,
+      body: { app_id: sb.seed.app.id, plan: 'free', status: 'active' },
+    });
+    await simulate('user.revoked');
+    const after = await receiver.waitFor(3);
+    expect(JSON.parse(after[2]!.body).event).toBe('user.revoked');
+  });
+});
+
+describe('relay stream', () => {
+  it('streams signed deliveries and resumes after Last-Event-ID', async () => {
+    sb = await startTestSandbox();
+    const key = sb.seed.test_key;
+    const live = await openStream(sb, sb.seed.app.id, key);
+    expect(live.status).toBe(200);
+    expect(live.contentType).toContain('text/event-stream');
+    const first = await simulate('user.authorized');
+    expect(first.json.listeners).toBe(1);
+    const e1 = await live.next();
+    expect(e1).toMatchObject({ id: '1', event: 'delivery', data: { delivery_id: first.json.delivery_id } });
+    expect(e1.data.headers['x-marketplace-delivery']).toBe(first.json.delivery_id);
+    expect(
+      await verify(sb.seed.app.webhook_secret, e1.data.body, e1.data.headers['x-marketplace-signature']!),
+    ).toBe(true);
+    expect(JSON.parse(e1.data.body)).toEqual(first.json.envelope);
+    live.close();
+
+    const missed = [
+      await simulate('subscription.created'),
+      await simulate('subscription.cancelled'),
+      await simulate('user.revoked'),
+    ];
+    const resumed = await openStream(sb, sb.seed.app.id, key, '1');
+    const got = [await resumed.next(), await resumed.next(), await resumed.next()];
+    expect(got.map((e) => e.id)).toEqual(['2', '3', '4']);
+    expect(got.map((e) => e.data.delivery_id)).toEqual(missed.map((m) => m.json.delivery_id));
+    const next = await simulate('user.authorized');
+    expect((await resumed.next()).data.delivery_id).toBe(next.json.delivery_id);
+    resumed.close();
+
+    const bad = await call(sb, 'GET', `/api/v1/apps/${sb.seed.app.id}/webhooks/stream`, {
+      key,
+      headers: { 'last-event-id': 'yesterday' },
+    });
+    expect(bad.status).toBe(400);
+    const other = await call(sb, 'GET', `/api/v1/apps/app_unknown/webhooks/stream`, { key });
+    expect(other.status).toBe(404);
+  });
+});
