@@ -1,0 +1,103 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand } from '../base-command.js';
+import { UsageError } from '../errors.js';
+import { flags } from '../flags.js';
+
+export default class Trigger extends BaseCommand<typeof Trigger> {
+  static summary = 'Send a test webhook event through the Integration Simulator.';
+  static description = `Events: user.authorized, subscription.created, subscription.cancelled, user.revoked.
+The marketplace signs it and delivers it to the app's webhook URL and to every \`mkt webhooks listen\`.
+Fields left out get defaults (the app's first test user, the user's plan, now). Test mode only.`;
+  static examples = [
+    '<%= config.bin %> trigger subscription.created',
+    '<%= config.bin %> trigger subscription.created --user usr_123 --plan pro-monthly',
+    '<%= config.bin %> trigger user.authorized --set data.scopes=identity:read,entitlements:read',
+    '<%= config.bin %> trigger subscription.cancelled --dry-run',
+  ];
+  static enableJsonFlag = true;
+  static args = { event: Args.string({ required: true, description: 'event kind' }) };
+  static flags = {
+    app: flags.app(),
+    user: Flags.string({ description: 'data.user_id (usr_…)' }),
+    plan: Flags.string({ description: 'data.plan (subscription events)' }),
+    set: Flags.string({
+      description: 'a data field, data.key=value (repeatable; lists as a,b)',
+      multiple: true,
+    }),
+    'data-file': Flags.string({ description: 'JSON file with the event data (or - for stdin)' }),
+    'dry-run': Flags.boolean({ description: 'print the envelope that would be sent, send nothing' }),
+  };
+
+  async run() {
+    const {
+      buildEventData,
+      checkEventName,
+      requireTestCredential,
+      resolveServerDefaults,
+      triggerEvent,
+      withDefaults,
+    } = await import('../simulator/events.js');
+    const event = checkEventName(this.args.event);
+    const f = this.flags;
+    let file: unknown;
+    if (f['data-file']) {
+      const { readFile } = await import('node:fs/promises');
+      let text: string;
+      try {
+        text = f['data-file'] === '-' ? await readStdin() : await readFile(f['data-file'], 'utf8');
+      } catch (err) {
+        throw new UsageError(`Cannot read --data-file ${f['data-file']}: ${(err as Error).message}`);
+      }
+      try {
+        file = JSON.parse(text);
+      } catch (err) {
+        throw new UsageError(`--data-file ${f['data-file']} is not JSON: ${(err as Error).message}`);
+      }
+    }
+    const data = buildEventData(event, { file, sets: f.set, user: f.user, plan: f.plan });
+    const deps = await this.deps();
+    await requireTestCredential(deps);
+    const { resolveAppId } = await import('../apps/resolve.js');
+    const appId = await resolveAppId(deps, f.app);
+    const filled = withDefaults(event, data, appId, deps.clock.now());
+    if (f['dry-run']) {
+      const full = await resolveServerDefaults(deps, event, filled, appId);
+      const envelope = {
+        event,
+        timestamp: new Date(deps.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        data: full,
+      };
+      if (!deps.json) {
+        deps.out.data(JSON.stringify(envelope, null, 2));
+        deps.out.info(deps.out.dim('Dry run: nothing was sent.'));
+      }
+      return { dry_run: true, app_id: appId, envelope };
+    }
+    const result = await triggerEvent(deps, { appId, event, data: filled });
+    if (!deps.json) {
+      deps.out.data(result.delivery_id);
+      const w = result.webhook;
+      const hook =
+        w.status === 'delivered'
+          ? `delivered to ${w.url} (${w.response_status})`
+          : w.status === 'no_url'
+            ? 'no webhook URL set (mkt apps update --webhook-url URL)'
+            : `failed at ${w.url}: ${w.error ?? w.response_status}; the marketplace retries`;
+      const out = deps.out;
+      (w.status === 'failed' ? out.warn.bind(out) : out.success.bind(out))(
+        `${event} ${result.delivery_id}: webhook ${hook}`,
+      );
+      out.info(
+        `  relay listeners: ${result.listeners}${result.listeners === 0 ? ' (start one with mkt webhooks listen)' : ''}`,
+      );
+      out.info(out.dim(`  data: ${JSON.stringify(result.envelope?.data ?? {})}`));
+    }
+    return result;
+  }
+}
+
+async function readStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) text += String(chunk);
+  return text;
+}

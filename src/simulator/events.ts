@@ -1,0 +1,173 @@
+import type { Deps } from '../deps.js';
+import { AuthError, UsageError } from '../errors.js';
+
+/** The published event kinds (interface section 6). */
+export const EVENT_NAMES = [
+  'user.authorized',
+  'subscription.created',
+  'subscription.cancelled',
+  'user.revoked',
+] as const;
+
+/** An event kind. */
+export type EventName = (typeof EVENT_NAMES)[number];
+
+type FieldKind = 'string' | 'string[]' | 'timestamp';
+
+/** The `data` fields of each event (CONTRACT.md section 2). */
+export const EVENT_FIELDS: Record<EventName, Record<string, FieldKind>> = {
+  'user.authorized': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
+  'user.revoked': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
+  'subscription.created': { user_id: 'string', plan: 'string' },
+  'subscription.cancelled': { user_id: 'string', plan: 'string', cancelled_at: 'timestamp' },
+};
+
+/** Checks an event name, or a usage error listing the valid ones. */
+export function checkEventName(event: string): EventName {
+  if ((EVENT_NAMES as readonly string[]).includes(event)) return event as EventName;
+  throw new UsageError(`Unknown event "${event}". Events: ${EVENT_NAMES.join(', ')}.`, {
+    code: 'unknown_event',
+    hints: EVENT_NAMES.map((e) => `mkt trigger ${e}`).slice(0, 2),
+  });
+}
+
+/** Refuses a live key before any request: the simulator never touches real users. */
+export async function requireTestCredential(deps: Pick<Deps, 'session'>): Promise<void> {
+  const credential = await deps.session.credential();
+  if (credential?.kind === 'live_key') {
+    throw new AuthError(
+      'live_key_refused',
+      'The simulator only runs in test mode, and this is a live_ key.',
+      {
+        hints: ['MKT_API_KEY=test_… mkt trigger …', 'mkt keys create --mode test'],
+      },
+    );
+  }
+}
+
+/** Builds event data from --data-file JSON and --set data.key=value pairs, checked against the event's fields. */
+export function buildEventData(
+  event: EventName,
+  input: { file?: unknown; sets?: string[]; user?: string; plan?: string },
+): Record<string, unknown> {
+  const fields = EVENT_FIELDS[event];
+  const valid = Object.keys(fields).join(', ');
+  const data: Record<string, unknown> = {};
+  if (input.file !== undefined) {
+    if (!input.file || typeof input.file !== 'object' || Array.isArray(input.file)) {
+      throw new UsageError('--data-file must hold a JSON object (the event data).');
+    }
+    const raw = input.file as Record<string, unknown>;
+    // Accept a whole envelope too: {event, timestamp, data}.
+    const obj =
+      raw.data && typeof raw.data === 'object' && 'event' in raw
+        ? (raw.data as Record<string, unknown>)
+        : raw;
+    Object.assign(data, obj);
+  }
+  if (input.user) data.user_id = input.user;
+  if (input.plan) {
+    if (!('plan' in fields))
+      throw new UsageError(`--plan does not apply to ${event}; its fields are: ${valid}.`);
+    data.plan = input.plan;
+  }
+  for (const set of input.sets ?? []) {
+    const m = /^(?:data\.)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(set);
+    if (!m)
+      throw new UsageError(`--set "${set}" is not data.key=value.`, {
+        hints: [`--set data.user_id=usr_123`],
+      });
+    const [, key, value] = m as unknown as [string, string, string];
+    const kind = fields[key];
+    if (!kind)
+      throw new UsageError(`${event} has no field "${key}". Its fields are: ${valid}.`, {
+        code: 'unknown_field',
+      });
+    data[key] =
+      kind === 'string[]'
+        ? value
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : value;
+  }
+  for (const [key, value] of Object.entries(data)) {
+    const kind = fields[key];
+    if (!kind)
+      throw new UsageError(`${event} has no field "${key}". Its fields are: ${valid}.`, {
+        code: 'unknown_field',
+      });
+    const ok =
+      kind === 'string[]'
+        ? Array.isArray(value) && value.every((v) => typeof v === 'string')
+        : typeof value === 'string' && (kind !== 'timestamp' || !Number.isNaN(Date.parse(value)));
+    if (!ok) {
+      throw new UsageError(
+        `Field "${key}" of ${event} must be ${kind === 'string[]' ? 'a list of strings (a,b)' : kind === 'timestamp' ? 'an ISO 8601 timestamp' : 'a string'}.`,
+        { code: 'invalid_field' },
+      );
+    }
+  }
+  return data;
+}
+
+/** Fills what the user left out: the app, default scopes, the cancellation time (the server fills the user and plan). */
+export function withDefaults(
+  event: EventName,
+  data: Record<string, unknown>,
+  appId: string,
+  now: number,
+): Record<string, unknown> {
+  const out = { ...data };
+  if (event === 'user.authorized' || event === 'user.revoked') {
+    out.app_id ??= appId;
+    out.scopes ??= ['identity:read'];
+  }
+  if (event === 'subscription.cancelled')
+    out.cancelled_at ??= new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return out;
+}
+
+/** What `POST /simulator/events` answers. */
+export interface TriggerResult {
+  delivery_id: string;
+  event: string;
+  envelope: { event: string; timestamp: string; data: Record<string, unknown> };
+  webhook: { url: string | null; status: string; response_status: number | null; error: string | null };
+  listeners: number;
+}
+
+/** Sends a simulated event through the marketplace. */
+export async function triggerEvent(
+  deps: Pick<Deps, 'api' | 'session'>,
+  input: { appId: string; event: EventName; data: Record<string, unknown> },
+): Promise<TriggerResult> {
+  await requireTestCredential(deps);
+  const res = await deps.api.post<TriggerResult>('/simulator/events', {
+    app_id: input.appId,
+    event: input.event,
+    data: input.data,
+  });
+  return res.data;
+}
+
+/** For --dry-run: fills a missing user (the caller, `/whoami`) and plan (the app's first paid plan) by reading. */
+export async function resolveServerDefaults(
+  deps: Pick<Deps, 'api'>,
+  event: EventName,
+  data: Record<string, unknown>,
+  appId: string,
+): Promise<Record<string, unknown>> {
+  const out = { ...data };
+  if (out.user_id === undefined) {
+    out.user_id = (await deps.api.get<{ id: string }>('/whoami')).data.id;
+  }
+  if ('plan' in EVENT_FIELDS[event] && out.plan === undefined) {
+    const plans = await deps.api.list<{ id: string; kind?: string; archived?: boolean }>(
+      `/apps/${encodeURIComponent(appId)}/plans`,
+    );
+    const live = plans.filter((p) => !p.archived);
+    out.plan = (live.find((p) => p.kind !== 'free') ?? live[0])?.id ?? 'pro-monthly';
+  }
+  return out;
+}

@@ -1,0 +1,239 @@
+import http from 'node:http';
+import https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
+
+/** One Server-Sent Events message. */
+export interface SseMessage {
+  id?: string;
+  event: string;
+  data: string;
+}
+
+/** An incremental text/event-stream parser (WHATWG HTML, section 9.2.6): feed chunks, get messages. */
+export class SseParser {
+  private buffer = '';
+  private data: string[] = [];
+  private event = '';
+  private id: string | undefined;
+
+  constructor(
+    private readonly onMessage: (message: SseMessage) => void,
+    private readonly onRetry: (ms: number) => void = () => {},
+  ) {}
+
+  /** Parses a chunk of text; complete messages are dispatched synchronously. */
+  push(chunk: string): void {
+    this.buffer += chunk;
+    const eol = /\r\n|\r|\n/g;
+    let start = 0;
+    for (let m = eol.exec(this.buffer); m; m = eol.exec(this.buffer)) {
+      // A \r at the very end may be the first half of \r\n: wait for the next chunk.
+      if (m[0] === '\r' && m.index === this.buffer.length - 1) break;
+      this.line(this.buffer.slice(start, m.index));
+      start = m.index + m[0].length;
+    }
+    this.buffer = this.buffer.slice(start);
+  }
+
+  private line(line: string): void {
+    if (line === '') {
+      if (this.data.length > 0)
+        this.onMessage({ id: this.id, event: this.event || 'message', data: this.data.join('\n') });
+      this.data = [];
+      this.event = '';
+      return;
+    }
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+    else if (field === 'id' && !value.includes('\0')) this.id = value;
+    else if (field === 'retry' && /^\d+$/.test(value)) this.onRetry(Number(value));
+  }
+}
+
+/** A delivery as the relay offers it. */
+export interface RelayDelivery {
+  seq: number | undefined;
+  id: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What a relay connection reports. */
+export interface RelayHandlers {
+  delivery(delivery: RelayDelivery): void;
+  connected(after: number | undefined): void;
+  reconnecting(info: { attempt: number; delayMs: number; error: string }): void;
+  /** The server refused us for good (401, 403, 404): no point in reconnecting. */
+  fatal(info: { status: number; message: string }): void;
+  /** A message that is not a delivery the relay protocol describes. */
+  malformed(message: string): void;
+}
+
+/** Options of a relay connection. */
+export interface RelayOptions {
+  url: URL;
+  headers: Record<string, string>;
+  /** The sequence number to resume after (Last-Event-ID); undefined for live deliveries only. */
+  resumeAfter(): number | undefined;
+  /** No bytes (not even a keep-alive comment) for this long means a dead connection. */
+  idleTimeoutMs?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/**
+ * The relay stream `GET /apps/{app}/webhooks/stream`: keeps one SSE connection open, reconnecting with
+ * exponential backoff (a dead connection is noticed by its silence) and resuming with Last-Event-ID.
+ */
+export class RelayConnection {
+  private request: http.ClientRequest | undefined;
+  private response: http.IncomingMessage | undefined;
+  private stopped = false;
+  private paused = false;
+  private attempt = 0;
+  private retryMs: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: RelayOptions,
+    private readonly on: RelayHandlers,
+  ) {}
+
+  /** Opens the first connection. */
+  start(): void {
+    this.connect();
+  }
+
+  /** Stops reading (backpressure); the server's writes then wait in the socket. */
+  pause(): void {
+    this.paused = true;
+    this.response?.pause();
+  }
+
+  /** Reads again after `pause`. */
+  resume(): void {
+    this.paused = false;
+    this.response?.resume();
+  }
+
+  /** Closes the connection for good. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.request?.destroy();
+  }
+
+  private connect(): void {
+    const { url } = this.options;
+    const after = this.options.resumeAfter();
+    const headers: Record<string, string> = {
+      accept: 'text/event-stream',
+      'cache-control': 'no-store',
+      ...this.options.headers,
+    };
+    if (after !== undefined) headers['last-event-id'] = String(after);
+    const get = url.protocol === 'https:' ? https.request : http.request;
+    let done = false;
+    const fail = (error: string) => {
+      if (done) return;
+      done = true;
+      clearTimeout(this.timer);
+      req.destroy();
+      this.response = undefined;
+      this.scheduleReconnect(error);
+    };
+    const req = get(url, { method: 'GET', headers });
+    this.request = req;
+    const idleMs = this.options.idleTimeoutMs ?? 45_000;
+    const armIdle = () => {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => fail(`no data for ${Math.round(idleMs / 1000)} s`), idleMs);
+    };
+    armIdle();
+    req.on('error', (err) => fail(err.message));
+    req.on('response', (res) => {
+      if (res.statusCode !== 200) {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d.slice(0, 2000)));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          const message = describeRefusal(status, text);
+          if ([401, 403, 404].includes(status)) {
+            done = true;
+            clearTimeout(this.timer);
+            this.on.fatal({ status, message });
+          } else fail(message);
+        });
+        return;
+      }
+      this.response = res;
+      this.attempt = 0;
+      this.on.connected(after);
+      if (this.paused) res.pause();
+      const decoder = new StringDecoder('utf8');
+      const parser = new SseParser(
+        (m) => this.dispatch(m),
+        (ms) => (this.retryMs = ms),
+      );
+      res.on('data', (chunk: Buffer) => {
+        armIdle();
+        parser.push(decoder.write(chunk));
+      });
+      res.on('end', () => fail('the server closed the stream'));
+      res.on('error', (err) => fail(err.message));
+    });
+    req.end();
+  }
+
+  private dispatch(m: SseMessage): void {
+    if (m.event !== 'delivery') return;
+    try {
+      const d = JSON.parse(m.data) as { delivery_id?: unknown; headers?: unknown; body?: unknown };
+      if (typeof d.body !== 'string' || !d.headers || typeof d.headers !== 'object') throw new Error('shape');
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(d.headers as Record<string, unknown>)) {
+        if (typeof v === 'string') headers[k.toLowerCase()] = v;
+      }
+      const id = typeof d.delivery_id === 'string' ? d.delivery_id : headers['x-marketplace-delivery'];
+      if (!id) throw new Error('no id');
+      const seq = m.id !== undefined && /^\d+$/.test(m.id) ? Number(m.id) : undefined;
+      this.on.delivery({ seq, id, headers, body: d.body });
+    } catch {
+      this.on.malformed(
+        `A relay message (id ${m.id ?? '-'}) is not a delivery {delivery_id, headers, body}.`,
+      );
+    }
+  }
+
+  private scheduleReconnect(error: string): void {
+    if (this.stopped) return;
+    this.attempt += 1;
+    const initial = this.retryMs ?? this.options.initialBackoffMs ?? 500;
+    const base = Math.min(initial * 2 ** (this.attempt - 1), this.options.maxBackoffMs ?? 30_000);
+    const delayMs = Math.round(base / 2 + (Math.random() * base) / 2); // jitter: many listeners, one server
+    this.on.reconnecting({ attempt: this.attempt, delayMs, error });
+    this.timer = setTimeout(() => this.connect(), delayMs);
+  }
+}
+
+function describeRefusal(status: number, text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: string } | string };
+    const e = body.error;
+    if (typeof e === 'object' && e?.message) return `HTTP ${status}: ${e.message}`;
+    if (typeof e === 'string') return `HTTP ${status}: ${e}`;
+  } catch {
+    // not JSON: use an excerpt
+  }
+  const plain = text
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
+  return `HTTP ${status}${plain ? `: ${plain}` : ''}`;
+}

@@ -1,0 +1,147 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Signatures are `sha256=` and 64 lowercase (or uppercase) hex digits. */
+export const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
+
+/** Default replay window: an envelope more than this many seconds from now is refused (CONTRACT.md §2). */
+export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+/** The `X-Marketplace-Signature` value for a raw body: HMAC-SHA256 keyed by the UTF-8 bytes of the secret. */
+export function signBody(secret: string, body: string | Buffer): string {
+  return `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex')}`;
+}
+
+/** True when `header` is a well-formed signature of `body` under `secret`, compared in constant time. */
+export function verifySignature(secret: string, body: string | Buffer, header: string | undefined): boolean {
+  if (!header || !SIGNATURE_PATTERN.test(header.trim())) return false;
+  const given = Buffer.from(header.trim().slice('sha256='.length).toLowerCase(), 'hex');
+  const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest();
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** A parsed webhook envelope `{event, timestamp, data}`. */
+export interface Envelope {
+  event: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** Why a delivery is refused; `undefined` when it is acceptable. */
+export type RefusalReason =
+  | 'missing_signature'
+  | 'malformed_signature'
+  | 'bad_signature'
+  | 'malformed_json'
+  | 'malformed_envelope'
+  | 'stale_timestamp';
+
+/** The result of checking one delivery's bytes: the envelope when good, else the reason. */
+export type CheckResult =
+  | { ok: true; envelope: Envelope; ageSeconds: number }
+  | { ok: false; reason: RefusalReason; message: string; envelope?: Envelope };
+
+/** Parses the bytes as an envelope, or says why they are not one. */
+export function parseEnvelope(body: string | Buffer): Envelope | { reason: RefusalReason; message: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString());
+  } catch (err) {
+    return { reason: 'malformed_json', message: `The body is not JSON: ${(err as Error).message}` };
+  }
+  const e = value as Partial<Envelope> | null;
+  if (
+    !e ||
+    typeof e !== 'object' ||
+    Array.isArray(e) ||
+    typeof e.event !== 'string' ||
+    typeof e.timestamp !== 'string' ||
+    Number.isNaN(Date.parse(e.timestamp)) ||
+    !e.data ||
+    typeof e.data !== 'object' ||
+    Array.isArray(e.data)
+  ) {
+    return {
+      reason: 'malformed_envelope',
+      message: 'The body is not an envelope {event: string, timestamp: ISO 8601, data: object}.',
+    };
+  }
+  return e as Envelope;
+}
+
+/** Checks signature (over the exact bytes), envelope shape and, when `toleranceSeconds` is set, the timestamp. */
+export function checkDelivery(input: {
+  secret: string;
+  body: string | Buffer;
+  signature: string | undefined;
+  now: number;
+  toleranceSeconds?: number;
+}): CheckResult {
+  const { signature } = input;
+  if (!signature)
+    return { ok: false, reason: 'missing_signature', message: 'No X-Marketplace-Signature header.' };
+  if (!SIGNATURE_PATTERN.test(signature.trim())) {
+    return {
+      ok: false,
+      reason: 'malformed_signature',
+      message: 'The signature header is not "sha256=" followed by 64 hex digits.',
+    };
+  }
+  if (!verifySignature(input.secret, input.body, signature)) {
+    return {
+      ok: false,
+      reason: 'bad_signature',
+      message: 'The signature does not match the body and secret.',
+    };
+  }
+  const envelope = parseEnvelope(input.body);
+  if ('reason' in envelope) return { ok: false, ...envelope };
+  const ageSeconds = Math.round((input.now - Date.parse(envelope.timestamp)) / 1000);
+  if (input.toleranceSeconds !== undefined && Math.abs(ageSeconds) > input.toleranceSeconds) {
+    return {
+      ok: false,
+      reason: 'stale_timestamp',
+      envelope,
+      message: `The timestamp ${envelope.timestamp} is ${Math.abs(ageSeconds)} s ${ageSeconds >= 0 ? 'old' : 'in the future'}, outside the ${input.toleranceSeconds} s window.`,
+    };
+  }
+  return { ok: true, envelope, ageSeconds };
+}
+
+/** Why a valid-looking signature fails: the body was re-serialized (another form verifies), or the secret is wrong. */
+export function diagnoseMismatch(
+  secret: string,
+  body: string,
+  signature: string,
+): 'reserialized' | 'wrong_secret' {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return 'wrong_secret';
+  }
+  const variants = [
+    JSON.stringify(parsed),
+    JSON.stringify(parsed, null, 2),
+    JSON.stringify(parsed, null, 4),
+    JSON.stringify(parsed, null, '\t'),
+    JSON.stringify(sortKeys(parsed)),
+    JSON.stringify(sortKeys(parsed), null, 2),
+    ...(body.endsWith('\n') ? [body.replace(/\r?\n$/, '')] : [`${body}\n`]),
+  ];
+  return variants.some((v) => v !== body && verifySignature(secret, v, signature))
+    ? 'reserialized'
+    : 'wrong_secret';
+}
+
+/** Sorts object keys recursively (a canonical form). */
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
