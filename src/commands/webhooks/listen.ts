@@ -140,8 +140,12 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
       forwardTries: f['forward-tries'],
       forwardBackoffMs: f['forward-backoff'],
       concurrency: f.concurrency,
-      emit: (e) => render(e),
+      emit: (e) => {
+        render(e);
+        if (e.type === 'fatal') stopNow?.('fatal');
+      },
     });
+    let stopNow: ((why: NodeJS.Signals | 'fatal') => void) | undefined;
     const render = (e: ListenEvent) => {
       if (deps.json) {
         if (e.type === 'ready' || 'report' in e)
@@ -180,6 +184,7 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
           out.warn(e.message);
           return;
         case 'fatal':
+          out.warn(`The relay stream refused us: ${e.message}`);
           return;
         case 'received':
           return;
@@ -222,14 +227,20 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
       }
       throw err;
     }
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const signal = await new Promise<NodeJS.Signals | 'fatal'>((resolve) => {
+      stopNow = resolve;
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));
     });
     if (!deps.json) out.info('Stopping: finishing forwards in flight…');
-    process.once(signal, () => process.exit(130)); // a second Ctrl-C does not wait
+    process.once('SIGINT', () => process.exit(130)); // a second Ctrl-C does not wait
     await listener.stop();
     if (!deps.json) out.info('Journal flushed. Bye.');
+    if (signal === 'fatal') {
+      throw new MktError('relay_refused', 'The relay stream stopped accepting our credential.', 4, {
+        hints: ['mkt auth status'],
+      });
+    }
     return this.exit(signal === 'SIGINT' ? 130 : 143);
   }
 }

@@ -1,0 +1,39 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../../base-command.js';
+import { flags } from '../../flags.js';
+
+export default class SimulatorAuthorize extends BaseCommand<typeof SimulatorAuthorize> {
+  static summary = 'Authorize the app for a test user without a browser; prints the token response.';
+  static description =
+    'The access token is the data this command returns: it goes to stdout only. Emits user.authorized.';
+  static examples = [
+    '<%= config.bin %> simulator authorize --user usr_123',
+    '<%= config.bin %> simulator authorize --user usr_123 --scope identity:read --scope entitlements:read --json',
+  ];
+  static enableJsonFlag = true;
+  static flags = {
+    app: flags.app(),
+    user: Flags.string({ description: 'test user id (usr_…)', required: true }),
+    scope: Flags.string({
+      description: 'scope to grant (repeatable or space/comma-separated)',
+      multiple: true,
+    }),
+  };
+
+  async run() {
+    const deps = await this.deps();
+    const { authorizeTestUser } = await import('../../simulator/simulator.js');
+    const { resolveAppId } = await import('../../apps/resolve.js');
+    const scopes = (this.flags.scope ?? []).flatMap((s) => s.split(/[\s,]+/)).filter(Boolean);
+    const tokens = await authorizeTestUser(deps, {
+      appId: await resolveAppId(deps, this.flags.app),
+      userId: this.flags.user,
+      scopes,
+    });
+    if (!deps.json) {
+      deps.out.fields(Object.entries(tokens));
+      deps.out.info(deps.out.dim('Try: MKT_ACCESS_TOKEN=<access_token> mkt whoami'));
+    }
+    return tokens;
+  }
+}
