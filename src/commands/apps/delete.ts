@@ -19,7 +19,7 @@ export default class AppsDelete extends BaseCommand<typeof AppsDelete> {
     const id = await resolveAppId(deps, this.flags.app);
     await confirmAction(
       deps,
-      `Delete app ${id} with its plans and API keys? Integrations using it stop working`,
+      `Delete app ${id} with its plans and API keys (integrations using it stop working)?`,
       {
         yes: this.flags.yes,
       },

@@ -30,13 +30,15 @@ export default class AppsRotateSecret extends BaseCommand<typeof AppsRotateSecre
     const kind = this.flags.kind as 'client' | 'webhook';
     const what = kind === 'client' ? 'client secret' : 'webhook signing secret';
     const breaks = kind === 'client' ? 'sign-ins using the old one' : 'receivers verifying with the old one';
-    await confirmAction(deps, `Rotate the ${what} of ${id}? This breaks ${breaks}`, { yes: this.flags.yes });
+    await confirmAction(deps, `Rotate the ${what} of ${id} (this breaks ${breaks})?`, {
+      yes: this.flags.yes,
+    });
     const rotation = await rotateSecret(deps, id, kind);
     if (!deps.json) {
       deps.out.data(rotation.secret);
       deps.out.success(`Rotated the ${what} of ${id}.`);
     }
-    deps.out.warn(`The new ${what} is shown only this once.`);
+    if (kind === 'client') deps.out.warn('The new client secret is shown only this once.');
     if (rotation.stored) deps.out.info(`It is stored in the credential store for profile "${deps.profile}".`);
     else deps.out.warn(`It could not be stored (${rotation.storeError}); copy it now.`);
     return rotation.response;

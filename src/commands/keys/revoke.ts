@@ -20,7 +20,7 @@ export default class KeysRevoke extends BaseCommand<typeof KeysRevoke> {
     const deps = await this.deps();
     const app = await resolveAppId(deps, this.flags.app);
     const id = checkKeyId(this.args.key);
-    await confirmAction(deps, `Revoke API key ${id} of ${app}? Anything using it stops working`, {
+    await confirmAction(deps, `Revoke API key ${id} of ${app} (anything using it stops working)?`, {
       yes: this.flags.yes,
     });
     await revokeKey(deps, app, id);

@@ -21,7 +21,7 @@ export default class PlansDelete extends BaseCommand<typeof PlansDelete> {
     const deps = await this.deps();
     const app = await resolveAppId(deps, this.flags.app);
     const id = checkPlanId(this.args.plan);
-    await confirmAction(deps, `Delete plan ${id} of ${app}? A plan with subscribers is archived instead`, {
+    await confirmAction(deps, `Delete plan ${id} of ${app} (archived instead if it has subscribers)?`, {
       yes: this.flags.yes,
     });
     const result = await deletePlan(deps, app, id);

@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MKT_BIN, baseEnv, type MktResult } from '../support/cli.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+/** A request a local test server saw. */
+export interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+}
+
+/** A node:http server on 127.0.0.1 that records every request and answers with `respond`. */
+export async function startRecordingServer(
+  respond: (req: Seen) => { status: number; body?: unknown } = () => ({
+    status: 500,
+    body: { error: { code: 'test_server', message: 'this server only counts requests' } },
+  }),
+): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
+    seen.push(entry);
+    req.resume();
+    req.on('end', () => {
+      const { status, body } = respond(entry);
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(body === undefined ? '' : JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** An access token for the sandbox's developer (the owner of every seeded app), with these scopes. */
+export async function developerToken(sandbox: Sandbox, scopes: string[]): Promise<string> {
+  const res = await fetch(`${sandbox.siteUrl}/api/v1/simulator/authorize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': sandbox.seed.test_key },
+    body: JSON.stringify({ app_id: sandbox.seed.app.id, user_id: sandbox.seed.developer.id, scopes }),
+  });
+  if (res.status !== 201) throw new Error(`simulator/authorize answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/** A fresh test key for the seeded app, so that each test file has its own rate-limit budget. */
+export async function freshTestKey(sandbox: Sandbox): Promise<string> {
+  const res = await fetch(`${sandbox.siteUrl}/api/v1/apps/${sandbox.seed.app.id}/keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': sandbox.seed.test_key },
+    body: JSON.stringify({ mode: 'test' }),
+  });
+  return ((await res.json()) as { key: string }).key;
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs `mkt ARGS` on a real pseudo-terminal (util-linux `script`), waits until the output shows
+ * `waitFor`, then types `answer`. stdout and stderr arrive mixed, as on a terminal.
+ */
+export function runMktInTty(
+  args: string[],
+  configDir: string,
+  options: { env?: Record<string, string>; waitFor: string; answer: string; timeoutMs?: number },
+): Promise<MktResult> {
+  return new Promise((resolve, reject) => {
+    const command = [process.execPath, MKT_BIN, ...args].map(quote).join(' ');
+    const env = { ...baseEnv(configDir), ...options.env, TERM: 'dumb', NO_COLOR: '1' };
+    const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: 'pipe' });
+    let output = '';
+    let answered = false;
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      output += d;
+      if (!answered && output.includes(options.waitFor)) {
+        answered = true;
+        child.stdin.write(options.answer);
+      }
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 15_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: output, stderr: '' });
+    });
+  });
+}
