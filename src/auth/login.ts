@@ -261,6 +261,8 @@ async function readPasted(deps: Deps, state: string, signal: AbortSignal): Promi
     const finish = () => {
       rl.close();
       deps.stdin.pause();
+      // A paused pipe still keeps the process alive; nothing more will be read from it.
+      (deps.stdin as { unref?: () => void }).unref?.();
     };
     signal.addEventListener('abort', finish, { once: true });
     rl.on('line', (raw) => {

@@ -1,0 +1,264 @@
+import { execFile, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { baseEnv, MKT_BIN, runMkt, tempDir } from '../support/cli.js';
+import { startTestSandbox } from '../support/sandbox.js';
+import { browserCommand, PERSON, readLog, storedSecrets, storedToken } from './helpers.js';
+
+let sandbox: Sandbox;
+let dir: { path: string; remove(): Promise<void> };
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox();
+});
+afterAll(() => sandbox.close());
+beforeEach(async () => {
+  dir = await tempDir();
+  env = {
+    MKT_SITE_URL: sandbox.siteUrl,
+    MKT_CLIENT_SECRET: sandbox.seed.app.client_secret,
+    MKT_BROWSER: browserCommand(PERSON),
+    PERSON_LOG: join(dir.path, 'person.log'),
+  };
+});
+afterEach(() => dir.remove());
+
+const login = (args: string[] = [], extra: Record<string, string> = {}) =>
+  runMkt(['login', '--client-id', sandbox.seed.app.client_id, ...args], dir.path, {
+    env: { ...env, ...extra },
+    timeoutMs: 20_000,
+  });
+
+describe('mkt login (browser flow)', () => {
+  it('signs in through the consent page, stores the token set, and identifies the user', async () => {
+    const ada = sandbox.seed.users[0]!;
+    const res = await login([], { PERSON_USER: ada.id });
+    expect(res.stderr).toContain(
+      `✓ Logged in as ${ada.name} <${ada.email}> (${ada.id}) on ${sandbox.siteUrl}`,
+    );
+    expect(res.stderr).toContain(`${sandbox.siteUrl}/oauth/authorize?`);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toBe('');
+    // The favicon request got a 404 and did not end the flow; the person saw the success page.
+    expect(await readLog(env.PERSON_LOG!)).toEqual([
+      'consent 200',
+      'decision 302',
+      'favicon 404',
+      'callback 200 signed-in',
+    ]);
+
+    const token = await storedToken(dir.path);
+    expect(token).toMatchObject({
+      token_type: 'Bearer',
+      scope: 'identity:read entitlements:read',
+      client_id: sandbox.seed.app.client_id,
+      site_url: sandbox.siteUrl,
+      user: { id: ada.id, email: ada.email, name: ada.name },
+    });
+    expect(String(token!.access_token)).toMatch(/^at_/);
+    expect(String(token!.refresh_token)).toMatch(/^rt_/);
+    expect(Number(token!.expires_at)).toBeGreaterThan(Date.now() + 3000_000);
+    const config = JSON.parse(await readFile(join(dir.path, 'config.json'), 'utf8'));
+    expect(config.profiles.default['client-id']).toBe(sandbox.seed.app.client_id);
+    expect(JSON.stringify(config)).not.toContain(String(token!.access_token));
+
+    const who = await runMkt(['whoami', '--json'], dir.path, { env });
+    expect(who.code).toBe(0);
+    expect(JSON.parse(who.stdout)).toMatchObject({ id: ada.id, email: ada.email, name: ada.name });
+
+    const status = await runMkt(['auth', 'status', '--json'], dir.path, { env });
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      site_url: sandbox.siteUrl,
+      profile: 'default',
+      kind: 'token',
+      live: false,
+      source: 'file',
+      user: { id: ada.id },
+      scopes: ['identity:read', 'entitlements:read'],
+    });
+
+    const ent = await runMkt(['entitlements', '--json'], dir.path, { env });
+    expect(ent.code).toBe(0);
+    expect(JSON.parse(ent.stdout)).toMatchObject({
+      user_id: ada.id,
+      app_id: sandbox.seed.app.id,
+      status: 'active',
+    });
+
+    const out = await runMkt(['logout'], dir.path, { env });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain('Logged out of profile "default"');
+    expect(await storedToken(dir.path)).toBeUndefined();
+    const after = await runMkt(['auth', 'status'], dir.path, { env });
+    expect(after.code).toBe(4);
+    expect(after.stderr).toContain('Not logged in');
+    expect(after.stderr).toContain('Try: mkt login');
+  });
+
+  it('rejects a callback whose state was forged and stores nothing', async () => {
+    const res = await login([], { PERSON_STATE: 'forged-state-value' });
+    expect(res.code).toBe(4);
+    expect(res.stderr).toContain('state does not match');
+    expect(await readLog(env.PERSON_LOG!)).toContain('callback 400 failed');
+    expect(await storedSecrets(dir.path)).toEqual({});
+  });
+
+  it('reports a denied consent clearly (exit 4) and stores nothing', async () => {
+    const res = await login([], { PERSON_DECISION: 'deny' });
+    expect(res.code).toBe(4);
+    expect(res.stderr).toContain('The sign-in was denied in the browser');
+    expect(res.stderr).toContain('Try: mkt login');
+    expect(await storedSecrets(dir.path)).toEqual({});
+  });
+
+  it('gives up after --timeout when nobody finishes the sign-in', async () => {
+    const started = Date.now();
+    const res = await login(['--timeout', '0.5'], { MKT_BROWSER: `"${process.execPath}" -e ""` });
+    expect(res.code).toBe(4);
+    expect(res.stderr).toContain('Nobody finished the sign-in within 0.5 s');
+    expect(res.stderr).toContain('Try: mkt login --no-browser');
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(await storedSecrets(dir.path)).toEqual({});
+  });
+
+  it('says exactly which redirect URI to register when the app does not accept the loopback one', async () => {
+    const created = await fetch(`${sandbox.siteUrl}/api/v1/apps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': sandbox.seed.test_key },
+      body: JSON.stringify({ name: 'Web Only', redirect_uris: ['https://example.com/callback'] }),
+    });
+    const app = (await created.json()) as { client_id: string; client_secret: string };
+    const res = await runMkt(['login', '--client-id', app.client_id, '--port', '0'], dir.path, {
+      env: { ...env, MKT_CLIENT_SECRET: app.client_secret },
+      timeoutMs: 20_000,
+    });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/does not accept the redirect URI http:\/\/127\.0\.0\.1:\d+\/callback/);
+    expect(res.stderr).toContain('Register http://127.0.0.1/callback');
+    // Nothing was opened: the problem is found before the browser.
+    expect(await readLog(env.PERSON_LOG!)).toEqual([]);
+  });
+
+  it('asks for a client id when neither the flag nor the profile has one (exit 2)', async () => {
+    const res = await runMkt(['login'], dir.path, { env });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('Try: mkt login --client-id CLIENT_ID');
+  });
+
+  it('never prints secrets in --verbose output', async () => {
+    const res = await login(['--verbose']);
+    expect(res.code).toBe(0);
+    const who = await runMkt(['whoami', '--verbose'], dir.path, { env });
+    expect(who.code).toBe(0);
+    const token = await storedToken(dir.path);
+    const all = res.stdout + res.stderr + who.stdout + who.stderr;
+    expect(all).toContain('POST'); // the verbose log is really there
+    for (const secret of [sandbox.seed.app.client_secret, token!.access_token, token!.refresh_token]) {
+      expect(all).not.toContain(String(secret));
+    }
+    expect(all).not.toMatch(/code_[0-9a-f]{40}/); // sandbox authorization codes
+  });
+});
+
+describe('mkt login --no-browser (headless)', () => {
+  it('accepts the pasted redirect address on stdin', async () => {
+    const child = spawn(
+      process.execPath,
+      [MKT_BIN, 'login', '--no-browser', '--client-id', sandbox.seed.app.client_id],
+      {
+        env: { ...baseEnv(dir.path), ...env, MKT_BROWSER: '' },
+        stdio: 'pipe',
+      },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (d: string) => {
+        stderr += d;
+        const m = /(http:\/\/\S+\/oauth\/authorize\?\S+)/.exec(stderr);
+        if (m) resolve(m[1]!);
+      });
+      child.once('close', () => reject(new Error(`mkt ended early: ${stderr}`)));
+    });
+    // The person approves on "another machine"; the redirect never reaches the listener.
+    const { stdout: redirect } = await promisify(execFile)(process.execPath, [PERSON, url], {
+      env: { ...process.env, PERSON_PRINT: '1' },
+    });
+    expect(redirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\?code=/);
+    child.stdin.write(redirect);
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(stderr).toContain('Then paste the address');
+    expect(code).toBe(0);
+    expect(stderr).toContain('✓ Logged in as');
+    expect((await storedToken(dir.path))?.user).toBeTruthy();
+  });
+
+  it('refuses a pasted address with a forged state', async () => {
+    const child = spawn(
+      process.execPath,
+      [MKT_BIN, 'login', '--no-browser', '--client-id', sandbox.seed.app.client_id],
+      {
+        env: { ...baseEnv(dir.path), ...env, MKT_BROWSER: '' },
+        stdio: 'pipe',
+      },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdin.write(`http://127.0.0.1:1/callback?code=code_x&state=not-ours\n`);
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(code).toBe(4);
+    expect(stderr).toContain('state does not match');
+    expect(await storedSecrets(dir.path)).toEqual({});
+  });
+});
+
+describe('mkt login --with-api-key', () => {
+  it('stores a test key read from stdin and reports it', async () => {
+    const res = await runMkt(['login', '--with-api-key'], dir.path, {
+      env,
+      input: `${sandbox.seed.test_key}\n`,
+    });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toContain(`Logged in as ${sandbox.seed.developer.name}`);
+    expect(res.stderr).toContain('with a test key');
+    expect((await storedSecrets(dir.path))['default:api-key']).toBe(sandbox.seed.test_key);
+    const status = await runMkt(['auth', 'status'], dir.path, { env });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/Credential:\s+test API key/);
+    expect(status.stdout).toMatch(/Source:\s+file/);
+    expect(status.stdout).not.toContain(sandbox.seed.test_key);
+    const token = await runMkt(['auth', 'token'], dir.path, { env });
+    expect(token.code).toBe(4);
+    expect(token.stderr).toContain('access tokens come from `mkt login`');
+  });
+
+  it('refuses something that is not a key (exit 2) and a key the site does not know (exit 4)', async () => {
+    const bad = await runMkt(['login', '--with-api-key'], dir.path, { env, input: 'sk_nonsense\n' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('keys begin with test_ or live_');
+    const unknown = await runMkt(['login', '--with-api-key'], dir.path, {
+      env,
+      input: 'test_unknownkey123\n',
+    });
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain('refused this API key');
+    expect(await storedSecrets(dir.path)).toEqual({});
+  });
+
+  it('marks a live key in every status, and replaces a stored OAuth token', async () => {
+    expect((await login()).code).toBe(0);
+    const res = await runMkt(['login', '--with-api-key'], dir.path, { env, input: sandbox.seed.live_key });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toContain('with a LIVE key');
+    expect(await storedToken(dir.path)).toBeUndefined();
+    const text = await runMkt(['auth', 'status'], dir.path, { env });
+    expect(text.stdout).toMatch(/Credential:\s+LIVE API key/);
+    const json = await runMkt(['auth', 'status', '--json'], dir.path, { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ kind: 'live_key', live: true, source: 'file' });
+  });
+});
