@@ -96,6 +96,8 @@ export class WebhookListener {
   private readonly room = new Set<() => void>();
   private readonly stopSignal = new AbortController();
   private readonly inflight = new Set<string>();
+  /** With a fresh journal, relay deliveries older than this are history: recorded, not forwarded. */
+  private historyBefore: number | undefined;
 
   constructor(private readonly o: ListenOptions) {}
 
@@ -115,6 +117,9 @@ export class WebhookListener {
     }
     const pending = this.o.forwardTo ? this.o.journal.pending() : [];
     for (const record of pending) this.enqueue(record, this.reportFor(record, 'valid'), this.o.clock.now());
+    // A server may replay its whole history to a client without Last-Event-ID; a first run only
+    // forwards what happens from now on (like `stripe listen`); the rest is journaled for resend.
+    if (this.o.journal.lastSeq === 0) this.historyBefore = this.o.clock.now() - 2_000;
     if (this.o.relay) await this.startRelay(this.o.relay);
     this.o.emit({
       type: 'ready',
@@ -283,9 +288,14 @@ export class WebhookListener {
         return { status: 'refused', reason: check.reason, message: check.message };
       }
       const events = this.o.events;
-      if (events && events.size > 0 && !events.has(check.envelope.event)) {
-        await journal.append(record, { t: 'status', id: record.id, at, status: 'filtered' });
-        this.o.emit({ type: 'filtered', report: { ...report, status: 'filtered' } });
+      const history =
+        input.source === 'relay' &&
+        this.historyBefore !== undefined &&
+        Date.parse(check.envelope.timestamp) < this.historyBefore;
+      if (history || (events && events.size > 0 && !events.has(check.envelope.event))) {
+        const reason = history ? 'history' : 'event_filter';
+        await journal.append(record, { t: 'status', id: record.id, at, status: 'filtered', reason });
+        this.o.emit({ type: 'filtered', report: { ...report, status: 'filtered', reason } });
         return { status: 'filtered' };
       }
       if (this.o.forwardTo) {

@@ -118,7 +118,6 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
     const { secret, source } = await resolveWebhookSecret(deps, {
       appId,
       secretEnv: f['secret-env'],
-      fetch: f.relay,
     });
     if (f['print-secret']) {
       deps.out.data(secret);
@@ -145,6 +144,7 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
         if (e.type === 'fatal') stopNow?.('fatal');
       },
     });
+    let history = 0;
     let stopNow: ((why: NodeJS.Signals | 'fatal') => void) | undefined;
     const render = (e: ListenEvent) => {
       if (deps.json) {
@@ -187,6 +187,17 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
           out.warn(`The relay stream refused us: ${e.message}`);
           return;
         case 'received':
+          return;
+        case 'filtered':
+          if (e.report.reason === 'history') history += 1;
+          else out.data(line(e.report));
+          if (history === 1 && e.report.reason === 'history') {
+            out.info(
+              out.dim(
+                'Older relay deliveries (before this first run) are journaled, not forwarded: mkt webhooks deliveries --status filtered',
+              ),
+            );
+          }
           return;
         case 'verified':
           if (!forwardTo) out.data(line(e.report));

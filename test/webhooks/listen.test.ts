@@ -1,0 +1,238 @@
+import { verify } from '@octokit/webhooks-methods';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runMkt, tempDir } from '../support/cli.js';
+import { startTestSandbox } from '../support/sandbox.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { post, sign, spawnListen, startTarget, trigger, type ListenProcess } from './helpers.js';
+
+let sandbox: Sandbox;
+let dir: { path: string; remove(): Promise<void> };
+let target: Awaited<ReturnType<typeof startTarget>>;
+const running: ListenProcess[] = [];
+
+beforeEach(async () => {
+  sandbox = await startTestSandbox();
+  dir = await tempDir();
+  target = await startTarget();
+});
+afterEach(async () => {
+  for (const l of running.splice(0)) l.child.kill('SIGKILL');
+  await target.close();
+  await sandbox.close();
+  await dir.remove();
+});
+
+const env = () => ({ MKT_SITE_URL: sandbox.siteUrl, MKT_API_KEY: sandbox.seed.test_key });
+const app = () => sandbox.seed.app.id;
+
+function listen(extra: string[] = []): ListenProcess {
+  const l = spawnListen(
+    [
+      '--app',
+      app(),
+      '--forward-to',
+      target.url,
+      '--forward-backoff',
+      '50',
+      '--forward-tries',
+      '10',
+      ...extra,
+    ],
+    dir.path,
+    env(),
+  );
+  running.push(l);
+  return l;
+}
+const ready = (l: ListenProcess) => l.waitFor((lines) => lines.some((x) => x.type === 'ready'));
+const forwardedIds = (l: ListenProcess) => l.lines.filter((x) => x.type === 'forwarded').map((x) => x.id);
+/** Delivery ids the target accepted (answered 2xx), in arrival order. */
+const accepted = () =>
+  target.received.filter((r) => r.answered === 200).map((r) => String(r.headers['x-marketplace-delivery']));
+
+describe('mkt webhooks listen', () => {
+  it('forwards relay deliveries with the exact bytes and headers, verifiable by an independent implementation', async () => {
+    const l = listen();
+    await ready(l);
+    const sent = await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'subscription.created');
+    await l.waitFor(() => forwardedIds(l).includes(sent.delivery_id));
+    expect(target.received).toHaveLength(1);
+    const got = target.received[0]!;
+    expect(got.headers['x-marketplace-delivery']).toBe(sent.delivery_id);
+    expect(got.headers['x-marketplace-event']).toBe('subscription.created');
+    expect(got.headers['x-mkt-forwarded-by']).toMatch(/^mkt\//);
+    expect(
+      await verify(sandbox.seed.app.webhook_secret, got.body, String(got.headers['x-marketplace-signature'])),
+    ).toBe(true);
+    const line = l.lines.find((x) => x.type === 'forwarded')!;
+    expect(line).toMatchObject({
+      event: 'subscription.created',
+      signature: 'valid',
+      response_status: 200,
+      source: 'relay',
+    });
+    // The journal holds the delivery and never the signing secret.
+    const journal = await readFile(join(dir.path, 'data', 'webhooks', app(), 'journal-1.jsonl'), 'utf8');
+    expect(journal).toContain(sent.delivery_id);
+    expect(journal).not.toContain(sandbox.seed.app.webhook_secret);
+    l.child.kill('SIGINT');
+    expect(await l.exit()).toEqual({ code: 130, signal: null });
+  });
+
+  it('keeps deliveries while the forward target is down and delivers each exactly once when it is back', async () => {
+    const l = listen();
+    await ready(l);
+    target.setDown(true);
+    const ids: string[] = [];
+    for (const event of ['subscription.created', 'user.authorized', 'subscription.cancelled']) {
+      ids.push((await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), event)).delivery_id);
+    }
+    // Wait until the target has refused several attempts, then bring it back.
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => target.received.length >= 4 && (clearInterval(t), resolve()), 10);
+    });
+    expect(accepted()).toEqual([]);
+    target.setDown(false);
+    await l.waitFor(() => ids.every((id) => forwardedIds(l).includes(id)));
+    expect(accepted().sort()).toEqual([...ids].sort());
+    const retried = l.lines.filter((x) => x.type === 'forwarded' && Number(x.attempts) > 1);
+    expect(retried.length).toBeGreaterThan(0);
+  });
+
+  it('resumes after being killed: deliveries sent meanwhile arrive, none twice', async () => {
+    let l = listen();
+    await ready(l);
+    const before = [
+      (await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'subscription.created')).delivery_id,
+    ];
+    await l.waitFor(() => forwardedIds(l).includes(before[0]!));
+    l.child.kill('SIGKILL');
+    await l.exit();
+    const during: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      during.push((await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'user.revoked')).delivery_id);
+    }
+    l = listen();
+    await l.waitFor(() => during.every((id) => forwardedIds(l).includes(id)));
+    const after = (await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'subscription.cancelled'))
+      .delivery_id;
+    await l.waitFor(() => forwardedIds(l).includes(after));
+    expect(l.lines.find((x) => x.type === 'ready')).toMatchObject({ resume_after: expect.any(Number) });
+    expect(accepted()).toEqual([...before, ...during, after]);
+  });
+
+  it('refuses forged, stale and malformed deliveries on the local receiver, records them and forwards none', async () => {
+    const l = listen(['--no-relay']);
+    await ready(l);
+    const receiver = String(l.lines.find((x) => x.type === 'ready')!.receiver);
+    expect(receiver).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const secret = sandbox.seed.app.webhook_secret;
+    const fresh = JSON.stringify({
+      event: 'subscription.created',
+      timestamp: new Date().toISOString(),
+      data: { user_id: 'usr_1', plan: 'pro' },
+    });
+    const stale = JSON.stringify({
+      event: 'subscription.created',
+      timestamp: new Date(Date.now() - 600_000).toISOString(),
+      data: {},
+    });
+    const forged = await post(`${receiver}hooks`, fresh, {
+      'x-marketplace-signature': sign('whsec_wrong', fresh),
+      'x-marketplace-delivery': 'dlv_forged',
+    });
+    const old = await post(receiver, stale, {
+      'x-marketplace-signature': sign(secret, stale),
+      'x-marketplace-delivery': 'dlv_stale',
+    });
+    const broken = await post(receiver, '{"event":', {
+      'x-marketplace-signature': sign(secret, '{"event":'),
+      'x-marketplace-delivery': 'dlv_broken',
+    });
+    const unsigned = await post(receiver, fresh, { 'x-marketplace-delivery': 'dlv_unsigned' });
+    expect([forged.status, old.status, broken.status, unsigned.status]).toEqual([401, 400, 400, 401]);
+    expect(JSON.parse(old.body).error.code).toBe('stale_timestamp');
+    const good = await post(receiver, fresh, {
+      'x-marketplace-signature': sign(secret, fresh),
+      'x-marketplace-delivery': 'dlv_good',
+    });
+    expect(good.status).toBe(202);
+    await l.waitFor(() => forwardedIds(l).includes('dlv_good'));
+    expect(accepted()).toEqual(['dlv_good']);
+    expect(target.received[0]!.body).toBe(fresh);
+    const refused = l.lines.filter((x) => x.type === 'refused').map((x) => [x.id, x.reason]);
+    expect(refused).toEqual([
+      ['dlv_forged', 'bad_signature'],
+      ['dlv_stale', 'stale_timestamp'],
+      ['dlv_broken', 'malformed_json'],
+      ['dlv_unsigned', 'missing_signature'],
+    ]);
+    l.child.kill('SIGTERM');
+    await l.exit();
+    const list = await runMkt(
+      ['webhooks', 'deliveries', '--app', app(), '--status', 'refused', '--json'],
+      dir.path,
+      { env: env() },
+    );
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout).map((d: { id: string; reason: string }) => d.reason)).toEqual([
+      'bad_signature',
+      'stale_timestamp',
+      'malformed_json',
+      'missing_signature',
+    ]);
+  });
+
+  it('delivers a burst of 400 deliveries exactly once each, and a retried one only once', async () => {
+    const l = listen(['--no-relay']);
+    await ready(l);
+    const receiver = String(l.lines.find((x) => x.type === 'ready')!.receiver);
+    const secret = sandbox.seed.app.webhook_secret;
+    const ids = Array.from({ length: 400 }, (_, i) => `dlv_burst${i}`);
+    const send = (id: string) => {
+      const body = JSON.stringify({
+        event: 'user.authorized',
+        timestamp: new Date().toISOString(),
+        data: { user_id: id },
+      });
+      return post(receiver, body, {
+        'x-marketplace-signature': sign(secret, body),
+        'x-marketplace-delivery': id,
+      });
+    };
+    for (let i = 0; i < ids.length; i += 50) {
+      const answers = await Promise.all(ids.slice(i, i + 50).map(send));
+      expect(answers.every((a) => a.status === 202)).toBe(true);
+    }
+    // The marketplace retrying a delivery it already made is answered 200 and not forwarded again.
+    expect((await send('dlv_burst7')).status).toBe(200);
+    await l.waitFor(() => forwardedIds(l).length === ids.length, 30_000);
+    expect(new Set(accepted()).size).toBe(ids.length);
+    expect(accepted()).toHaveLength(ids.length);
+  });
+
+  it('resends a journaled delivery to the recorded target', async () => {
+    const l = listen();
+    await ready(l);
+    const sent = await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'subscription.created');
+    await l.waitFor(() => forwardedIds(l).includes(sent.delivery_id));
+    l.child.kill('SIGINT');
+    await l.exit();
+    const resend = await runMkt(
+      ['webhooks', 'resend', sent.delivery_id, '--app', app(), '--json'],
+      dir.path,
+      { env: env() },
+    );
+    expect(resend.code).toBe(0);
+    expect(JSON.parse(resend.stdout)).toMatchObject({ id: sent.delivery_id, ok: true, response_status: 200 });
+    expect(accepted()).toEqual([sent.delivery_id, sent.delivery_id]);
+    expect(target.received[1]!.body).toBe(target.received[0]!.body);
+    const missing = await runMkt(['webhooks', 'resend', 'dlv_nope', '--app', app()], dir.path, {
+      env: env(),
+    });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('mkt webhooks deliveries');
+  });
+});
