@@ -1,0 +1,118 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMkt, tempDir } from '../support/cli.js';
+import { startTestSandbox } from '../support/sandbox.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+let sandbox: Sandbox;
+let dir: { path: string; remove(): Promise<void> };
+beforeAll(async () => {
+  sandbox = await startTestSandbox();
+  dir = await tempDir();
+});
+afterAll(async () => {
+  await sandbox.close();
+  await dir.remove();
+});
+const env = () => ({ MKT_SITE_URL: sandbox.siteUrl, MKT_API_KEY: sandbox.seed.test_key });
+const mkt = (args: string[], extra: Record<string, string> = {}) =>
+  runMkt([...args, '--app', sandbox.seed.app.id], dir.path, { env: { ...env(), ...extra } });
+
+describe('mkt trigger', () => {
+  it('sends an event and prints its delivery id and outcome', async () => {
+    const user = sandbox.seed.users[0]!.id;
+    const r = await mkt([
+      'trigger',
+      'subscription.created',
+      '--user',
+      user,
+      '--plan',
+      'pro-monthly',
+      '--json',
+    ]);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.delivery_id).toMatch(/^dlv_/);
+    expect(doc.envelope.data).toEqual({ user_id: user, plan: 'pro-monthly' });
+    expect(doc.webhook.status).toBe('no_url');
+    const plain = await mkt([
+      'trigger',
+      'user.authorized',
+      '--set',
+      'data.scopes=identity:read,entitlements:read',
+    ]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout.trim()).toMatch(/^dlv_\w+$/);
+    expect(plain.stderr).toContain('relay listeners: 0');
+  });
+
+  it('prints the exact envelope with --dry-run and sends nothing', async () => {
+    const r = await mkt([
+      'trigger',
+      'subscription.cancelled',
+      '--user',
+      'usr_abc',
+      '--plan',
+      'pro-monthly',
+      '--dry-run',
+      '--set',
+      'cancelled_at=2030-01-01T00:00:00Z',
+    ]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      event: 'subscription.cancelled',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      data: { user_id: 'usr_abc', plan: 'pro-monthly', cancelled_at: '2030-01-01T00:00:00Z' },
+    });
+  });
+
+  it('rejects unknown events and fields with the valid ones (exit 2)', async () => {
+    const event = await mkt(['trigger', 'user.deleted']);
+    expect(event.code).toBe(2);
+    expect(event.stderr).toContain(
+      'user.authorized, subscription.created, subscription.cancelled, user.revoked',
+    );
+    const field = await mkt(['trigger', 'subscription.created', '--set', 'data.amount=5']);
+    expect(field.code).toBe(2);
+    expect(field.stderr).toContain('Its fields are: user_id, plan');
+    const plan = await mkt(['trigger', 'user.revoked', '--plan', 'pro']);
+    expect(plan.code).toBe(2);
+  });
+
+  it('refuses a live key before making any request (exit 4)', async () => {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    for (const args of [
+      ['trigger', 'user.revoked'],
+      ['simulator', 'check', '--user', 'usr_1', '--feature', 'x'],
+    ]) {
+      const r = await mkt(args, { MKT_SITE_URL: url, MKT_API_KEY: 'live_abcdef' });
+      expect(r.code).toBe(4);
+      expect(r.stderr).toContain('live_');
+    }
+    server.close();
+    expect(seen).toEqual([]);
+  });
+});
+
+describe('mkt simulator', () => {
+  it('creates a user, authorizes it and checks a feature (exit 0 allowed, 3 not)', async () => {
+    const created = await mkt(['simulator', 'users', 'create', '--plan', 'free', '--json']);
+    expect(created.code).toBe(0);
+    const user = JSON.parse(created.stdout);
+    expect(user).toMatchObject({ plan: 'free', status: 'active', id: expect.stringMatching(/^usr_/) });
+    const auth = await mkt(['simulator', 'authorize', '--user', user.id, '--json']);
+    expect(auth.code).toBe(0);
+    expect(JSON.parse(auth.stdout).access_token).toMatch(/^at_/);
+    expect(auth.stderr).not.toContain('at_');
+    const no = await mkt(['simulator', 'check', '--user', user.id, '--feature', 'no-such-feature', '--json']);
+    expect(no.code).toBe(3);
+    expect(JSON.parse(no.stdout)).toMatchObject({ allowed: false, reason: 'feature_not_in_plan' });
+  });
+});

@@ -1,0 +1,137 @@
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runMkt, tempDir } from '../support/cli.js';
+import { DeliveryLog } from '../../src/webhooks/journal.js';
+import { sign } from './helpers.js';
+
+let dir: { path: string; remove(): Promise<void> };
+beforeEach(async () => (dir = await tempDir()));
+afterEach(async () => dir.remove());
+
+const SECRET = 'whsec_test_secret';
+const body = (ts = new Date().toISOString()) =>
+  JSON.stringify({ event: 'subscription.created', timestamp: ts, data: { user_id: 'usr_1', plan: 'pro' } });
+
+async function verifyCli(payload: string, signature: string, secret = SECRET, extra: string[] = []) {
+  const file = join(dir.path, 'body.json');
+  await writeFile(file, payload);
+  const res = await runMkt(
+    ['webhooks', 'verify', '--signature', signature, '--payload', file, '--json', ...extra],
+    dir.path,
+    {
+      env: { MKT_WEBHOOK_SECRET: secret },
+    },
+  );
+  return {
+    code: res.code,
+    doc: JSON.parse(res.stdout) as { valid?: boolean; error?: { code: string; message: string } },
+  };
+}
+
+describe('mkt webhooks verify', () => {
+  it('accepts a valid signature (exit 0)', async () => {
+    const b = body();
+    const r = await verifyCli(b, sign(SECRET, b));
+    expect(r).toMatchObject({ code: 0, doc: { valid: true } });
+  });
+
+  it('names the likely reason a signature fails (exit 3)', async () => {
+    const b = body();
+    expect(await verifyCli(b, sign('whsec_other', b))).toMatchObject({
+      code: 3,
+      doc: { error: { code: 'wrong_secret' } },
+    });
+    const pretty = JSON.stringify(JSON.parse(b), null, 2);
+    expect(await verifyCli(pretty, sign(SECRET, b))).toMatchObject({
+      code: 3,
+      doc: { error: { code: 'reserialized_body' } },
+    });
+    const old = body(new Date(Date.now() - 3_600_000).toISOString());
+    expect(await verifyCli(old, sign(SECRET, old))).toMatchObject({
+      code: 3,
+      doc: { error: { code: 'stale_timestamp' } },
+    });
+    expect(await verifyCli(old, sign(SECRET, old), SECRET, ['--tolerance', '7200'])).toMatchObject({
+      code: 0,
+    });
+    expect(await verifyCli(b, 'sha1=abc')).toMatchObject({
+      code: 3,
+      doc: { error: { code: 'malformed_signature' } },
+    });
+  });
+
+  it('takes the secret from the variable named by --secret-env, and says when it is unset (exit 2)', async () => {
+    const b = body();
+    await writeFile(join(dir.path, 'b.json'), b);
+    const ok = await runMkt(
+      ['webhooks', 'verify', '--secret-env', 'MY_SECRET', '--signature', sign(SECRET, b), '--payload', '-'],
+      dir.path,
+      {
+        env: { MY_SECRET: SECRET },
+        input: b,
+      },
+    );
+    expect(ok.code).toBe(0);
+    const unset = await runMkt(
+      ['webhooks', 'verify', '--secret-env', 'NOPE', '--signature', sign(SECRET, b), '--payload', '-'],
+      dir.path,
+      { input: b },
+    );
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain('NOPE');
+  });
+});
+
+describe('DeliveryLog', () => {
+  const received = (id: string, seq: number) => ({
+    t: 'received' as const,
+    id,
+    at: new Date().toISOString(),
+    source: 'relay' as const,
+    seq,
+    headers: { 'x-marketplace-delivery': id },
+    body: '{"event":"user.revoked"}',
+  });
+
+  it('drops a torn last line left by a crash, keeps every earlier entry and appends after it', async () => {
+    const jdir = join(dir.path, 'journal');
+    await mkdir(jdir);
+    const file = join(jdir, 'journal-1.jsonl');
+    await writeFile(
+      file,
+      `${JSON.stringify(received('dlv_a', 1))}\n${JSON.stringify({ t: 'status', id: 'dlv_a', at: 'x', status: 'forwarded' })}\n`,
+    );
+    await appendFile(file, JSON.stringify(received('dlv_b', 2)).slice(0, 40));
+    const warnings: string[] = [];
+    const log = await DeliveryLog.open(jdir, { warn: (m) => warnings.push(m) });
+    expect(warnings.join()).toMatch(/partly written line/);
+    expect(log.statusOf('dlv_a')).toBe('forwarded');
+    expect(log.statusOf('dlv_b')).toBeUndefined();
+    expect(log.lastSeq).toBe(1);
+    await log.append(received('dlv_c', 3));
+    await log.close();
+    const lines = (await readFile(file, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string });
+    expect(lines.map((l) => l.id)).toEqual(['dlv_a', 'dlv_a', 'dlv_c']);
+    const reopened = await DeliveryLog.open(jdir);
+    expect(reopened.pending().map((r) => r.id)).toEqual(['dlv_c']);
+    expect(reopened.lastSeq).toBe(3);
+    await reopened.close();
+  });
+
+  it('rotates at the size bound and keeps only the newest files', async () => {
+    const jdir = join(dir.path, 'rot');
+    const log = await DeliveryLog.open(jdir, { maxFileBytes: 1_000, keepFiles: 3 });
+    for (let i = 1; i <= 40; i++) await log.append(received(`dlv_${i}`, i));
+    await log.close();
+    const { readdir } = await import('node:fs/promises');
+    const files = (await readdir(jdir)).sort();
+    expect(files).toHaveLength(3);
+    const reopened = await DeliveryLog.open(jdir);
+    expect(reopened.lastSeq).toBe(40);
+    await reopened.close();
+  });
+});
