@@ -103,18 +103,6 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   }
   await mkdir(options.dataDir, { recursive: true });
 
-  const server = createServer();
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? DEFAULT_SANDBOX_PORT, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-
   const store = new Store(options.dataDir, now, (e) => log(`state write failed: ${String(e)}`));
   const core: SandboxCore = {
     store,
@@ -127,19 +115,15 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     }),
     rateLimiter: new RateLimiter(now),
     now,
-    siteUrl,
+    siteUrl: '',
     codes: new Map(),
     spentRefreshTokens: new Map(),
   };
-  try {
-    if (!store.load()) seedStore(core);
-    await store.flush();
-  } catch (error) {
-    server.close();
-    throw error;
-  }
+  if (!store.load()) seedStore(core);
+  await store.flush();
 
-  server.on('request', (req, res) => {
+  // The handler is in place before listening, so no request can arrive unanswered.
+  const server = createServer((req, res) => {
     const started = performance.now();
     res.on('finish', () => {
       const path = (req.url ?? '').split('?')[0];
@@ -147,6 +131,17 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     });
     void handleRequest(core, req, res);
   });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_SANDBOX_PORT, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  core.siteUrl = siteUrl;
   const sweeper = setInterval(() => sweepCodes(core), 60_000);
   sweeper.unref();
 

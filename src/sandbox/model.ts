@@ -36,14 +36,22 @@ export function keyView(key: KeyRecord): Record<string, unknown> {
   return { id: key.id, mode: key.mode, last4: key.key.slice(-4), created_at: key.created_at };
 }
 
-export function profileView(user: UserRecord): Record<string, unknown> {
-  return { id: user.id, email: user.email, name: user.name, avatar_url: user.avatar_url };
+/** The profile of `GET /whoami`; the avatar is served by this sandbox, so its URL follows the current port. */
+export function profileView(core: SandboxCore, user: UserRecord): Record<string, unknown> {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    avatar_url: `${core.siteUrl}/avatars/${user.id}.svg`,
+  };
 }
 
 /** A test user as the simulator answers it. */
 export function testUserView(user: UserRecord, sub: SubscriptionRecord | undefined): Record<string, unknown> {
   return {
-    ...profileView(user),
+    id: user.id,
+    email: user.email,
+    name: user.name,
     app_id: user.app_id,
     plan: sub?.plan ?? null,
     status: sub?.status ?? null,
@@ -119,7 +127,6 @@ export function createTestUser(
     id,
     email: input.email ?? `${id}@sandbox.test`,
     name: input.name ?? 'Test User',
-    avatar_url: `${core.siteUrl}/avatars/${id}.svg`,
     app_id: app.id,
     created_at: isoTime(now),
   };

@@ -53,7 +53,11 @@ function single(params: URLSearchParams, name: string): string | null {
 }
 
 /** Validates an authorization request; every problem is shown on the page, never redirected. */
-function parseAuthorizationRequest(core: SandboxCore, params: URLSearchParams): AuthorizationRequest {
+function parseAuthorizationRequest(
+  core: SandboxCore,
+  params: URLSearchParams,
+  options: { responseTypeRequired: boolean },
+): AuthorizationRequest {
   const clientId = single(params, 'client_id');
   if (clientId === null) throw new PageError('invalid_request', 'The parameter "client_id" is missing.');
   const app = core.store.appsByClientId.get(clientId);
@@ -68,9 +72,9 @@ function parseAuthorizationRequest(core: SandboxCore, params: URLSearchParams): 
     );
   }
   const responseType = single(params, 'response_type');
-  if (responseType === null)
+  if (responseType === null && options.responseTypeRequired)
     throw new PageError('invalid_request', 'The parameter "response_type" is missing.');
-  if (responseType !== 'code') {
+  if (responseType !== null && responseType !== 'code') {
     throw new PageError(
       'unsupported_response_type',
       `The response type "${responseType}" is not supported; use "code".`,
@@ -119,7 +123,7 @@ function consentUsers(core: SandboxCore, app: AppRecord): UserRecord[] {
 export function showAuthorize(core: SandboxCore, url: URL, res: ServerResponse): void {
   let request: AuthorizationRequest;
   try {
-    request = parseAuthorizationRequest(core, url.searchParams);
+    request = parseAuthorizationRequest(core, url.searchParams, { responseTypeRequired: true });
   } catch (error) {
     if (error instanceof PageError)
       return sendHtml(res, 400, errorPage('Authorization failed', error.code, error.message));
@@ -161,7 +165,8 @@ export async function submitAuthorize(
 ): Promise<void> {
   try {
     const form = await readForm(req);
-    const request = parseAuthorizationRequest(core, form);
+    // The consent form's hidden fields (docs/PROTOCOL.md) need not repeat response_type.
+    const request = parseAuthorizationRequest(core, form, { responseTypeRequired: false });
     const decision = single(form, 'decision');
     if (decision !== 'approve' && decision !== 'deny') {
       throw new PageError('invalid_request', 'The "decision" must be "approve" or "deny".');

@@ -28,6 +28,7 @@ export class CoalescingWriter {
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private dirty = false;
+  private lastWriteMs = 0;
 
   constructor(
     private readonly path: string,
@@ -40,8 +41,13 @@ export class CoalescingWriter {
   markDirty(): void {
     this.dirty = true;
     if (this.timer === undefined && this.writing === undefined) {
-      this.timer = setTimeout(() => void this.run(), this.delayMs);
+      this.timer = setTimeout(() => void this.run(), this.nextDelay());
     }
+  }
+
+  /** Waits at least twice the last write, so large states spend at most a third of the time saving. */
+  private nextDelay(): number {
+    return Math.max(this.delayMs, 2 * this.lastWriteMs);
   }
 
   /** Writes now if anything changed, and waits for every pending write. */
@@ -61,10 +67,13 @@ export class CoalescingWriter {
     this.timer = undefined;
     if (!this.dirty) return;
     this.dirty = false;
+    const started = performance.now();
     const text = this.snapshot();
     this.writing = writeFileAtomic(this.path, text).catch(this.onError);
     await this.writing;
     this.writing = undefined;
-    if (this.dirty && this.timer === undefined) this.timer = setTimeout(() => void this.run(), this.delayMs);
+    this.lastWriteMs = performance.now() - started;
+    if (this.dirty && this.timer === undefined)
+      this.timer = setTimeout(() => void this.run(), this.nextDelay());
   }
 }

@@ -11,7 +11,7 @@ export function whoami(ctx: ApiContext): ApiResult {
   requireScope(p, 'identity:read');
   const user = p.kind === 'token' ? p.user : ctx.core.store.users.get(p.app.owner_id);
   if (!user) throw new ApiError(404, 'not_found', 'The owner of this app no longer exists.');
-  return { status: 200, body: profileView(user) };
+  return { status: 200, body: profileView(ctx.core, user) };
 }
 
 /** `GET /entitlements`: a token needs no parameters; an API key names the user with `?user_id=`. */

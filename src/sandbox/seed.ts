@@ -13,7 +13,6 @@ export function seedStore(core: SandboxCore): void {
     id: developerId,
     email: 'dev@sandbox.test',
     name: 'Dev Eloper',
-    avatar_url: `${core.siteUrl}/avatars/${developerId}.svg`,
     app_id: null,
     created_at: created,
   });

@@ -17,7 +17,6 @@ export interface UserRecord {
   id: string;
   email: string;
   name: string;
-  avatar_url: string;
   app_id: string | null;
   created_at: string;
 }
@@ -149,8 +148,16 @@ export class Store {
   /** Loads `state.json`; false when there is none yet. */
   load(): boolean {
     if (!existsSync(this.statePath)) return false;
-    const snap = JSON.parse(readFileSync(this.statePath, 'utf8')) as Snapshot;
-    if (snap.version !== 1) throw new Error(`Unsupported sandbox state version in ${this.statePath}`);
+    let snap: Snapshot;
+    try {
+      snap = JSON.parse(readFileSync(this.statePath, 'utf8')) as Snapshot;
+    } catch (error) {
+      throw new Error(
+        `The sandbox state ${this.statePath} is unreadable (${String(error)}); start with reset.`,
+      );
+    }
+    if (snap.version !== 1)
+      throw new Error(`Unsupported sandbox state version in ${this.statePath}; start with reset.`);
     this.seed = snap.seed;
     for (const u of snap.users) this.addUser(u);
     for (const a of snap.apps) this.addApp(a);

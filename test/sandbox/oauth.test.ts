@@ -335,3 +335,38 @@ describe('consent page', () => {
     });
   });
 });
+
+describe('consent form as docs/PROTOCOL.md lists it', () => {
+  it('accepts exactly the listed hidden fields plus user_id and decision', async () => {
+    sb = await startTestSandbox();
+    const verifier = oauth.generateRandomCodeVerifier();
+    const form = new URLSearchParams({
+      client_id: sb.seed.app.client_id,
+      redirect_uri: REDIRECT,
+      scope: 'identity:read',
+      state: 's1',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      user_id: sb.seed.developer.id,
+      decision: 'approve',
+    });
+    const res = await fetch(`${sb.siteUrl}/oauth/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(302);
+    const location = new URL(res.headers.get('location')!);
+    expect(location.origin + location.pathname).toBe(REDIRECT);
+    expect(location.searchParams.get('code')).toMatch(/^code_/);
+    expect(location.searchParams.get('state')).toBe('s1');
+    const stranger = await submitConsent(sb, {
+      client_id: sb.seed.app.client_id,
+      redirect_uri: REDIRECT,
+      user_id: 'usr_nobody',
+    });
+    expect(stranger.status).toBe(400);
+    expect(stranger.location).toBeNull();
+  });
+});

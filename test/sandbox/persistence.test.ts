@@ -104,3 +104,51 @@ describe('persistence', () => {
     expect(state).toContain(token.json.refresh_token);
   });
 });
+
+describe('delivery history', () => {
+  it('keeps the newest 10,000 deliveries per app for resume, and compacts the log on restart', async () => {
+    sb = await startTestSandbox({ dataDir });
+    const { seed } = sb;
+    const token = await call(sb, 'POST', '/api/v1/simulator/authorize', {
+      key: seed.test_key,
+      body: { app_id: seed.app.id, user_id: seed.developer.id, scopes: ['apps:write'] },
+    });
+    // Delivery 1 was user.authorized; 20,500 more follow (a token is not key-limited).
+    const total = 20_501;
+    let sent = 1;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (sent < total) {
+          sent++;
+          const res = await call(sb!, 'POST', '/api/v1/simulator/events', {
+            token: token.json.access_token,
+            body: { app_id: seed.app.id, event: 'user.revoked' },
+          });
+          expect(res.status).toBe(201);
+        }
+      }),
+    );
+    const first = await openStream(sb, seed.app.id, seed.test_key, '0');
+    expect((await first.next()).id).toBe(String(total - 10_000 + 1));
+    first.close();
+    await sb.close();
+    const logFile = join(dataDir, 'deliveries', `${seed.app.id}.jsonl`);
+    expect((await readFile(logFile, 'utf8')).split('\n').filter(Boolean)).toHaveLength(total);
+
+    sb = await startTestSandbox({ dataDir });
+    const again = await openStream(sb, seed.app.id, seed.test_key, '20000');
+    expect((await again.next()).id).toBe('20001');
+    again.close();
+    await sb.close();
+    sb = undefined;
+    expect((await readFile(logFile, 'utf8')).split('\n').filter(Boolean)).toHaveLength(10_000);
+  }, 60_000);
+
+  it('close() ends relay streams', async () => {
+    sb = await startTestSandbox({ dataDir });
+    const stream = await openStream(sb, sb.seed.app.id, sb.seed.test_key);
+    await sb.close();
+    sb = undefined;
+    await expect(stream.next()).rejects.toThrow('stream ended');
+  });
+});
