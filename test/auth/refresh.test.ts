@@ -1,0 +1,90 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { runMkt, tempDir } from '../support/cli.js';
+import { startTestSandbox } from '../support/sandbox.js';
+import { browserCommand, PERSON, storedToken } from './helpers.js';
+
+let sandbox: Sandbox;
+let dir: { path: string; remove(): Promise<void> };
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox();
+});
+afterAll(() => sandbox.close());
+beforeEach(async () => {
+  dir = await tempDir();
+  env = {
+    MKT_SITE_URL: sandbox.siteUrl,
+    MKT_CLIENT_SECRET: sandbox.seed.app.client_secret,
+    MKT_BROWSER: browserCommand(PERSON),
+  };
+  const login = await runMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, {
+    env,
+    timeoutMs: 20_000,
+  });
+  expect(login.code).toBe(0);
+});
+afterEach(() => dir.remove());
+
+async function editStoredToken(
+  change: (token: Record<string, unknown>) => void,
+): Promise<Record<string, unknown>> {
+  const file = join(dir.path, 'credentials.json');
+  const all = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
+  const token = JSON.parse(all['default:oauth']!) as Record<string, unknown>;
+  change(token);
+  all['default:oauth'] = JSON.stringify(token);
+  await writeFile(file, JSON.stringify(all));
+  return token;
+}
+
+it('lets concurrent processes share one refresh: the rotating refresh token is spent once', async () => {
+  const old = await editStoredToken((t) => (t.expires_at = Date.now() - 1000));
+  // The sandbox revokes the whole grant when a spent refresh token is used again, so a second
+  // spend would make some of these fail.
+  const runs = await Promise.all(
+    Array.from({ length: 4 }, () => runMkt(['auth', 'token'], dir.path, { env, timeoutMs: 20_000 })),
+  );
+  for (const run of runs) expect(run.stderr + run.code).toMatch(/0$/);
+  const printed = new Set(runs.map((r) => r.stdout.trim()));
+  expect(printed.size).toBe(1);
+  const [fresh] = printed;
+  expect(fresh).toMatch(/^at_/);
+  expect(fresh).not.toBe(old.access_token);
+  const stored = await storedToken(dir.path);
+  expect(stored?.access_token).toBe(fresh);
+  expect(stored?.refresh_token).not.toBe(old.refresh_token);
+  const who = await runMkt(['whoami', '--json'], dir.path, { env });
+  expect(who.code).toBe(0);
+});
+
+it('refreshes after a 401 and retries the request', async () => {
+  const old = await editStoredToken((t) => (t.access_token = 'at_revokedbyserver'));
+  const who = await runMkt(['whoami', '--json'], dir.path, { env });
+  expect(who.stderr).not.toContain('Error');
+  expect(who.code).toBe(0);
+  expect(JSON.parse(who.stdout).id).toBe((old.user as { id: string }).id);
+  const stored = await storedToken(dir.path);
+  expect(stored?.access_token).not.toBe('at_revokedbyserver');
+  expect(stored?.refresh_token).not.toBe(old.refresh_token);
+});
+
+it('needs the client secret to renew an expired token, and says how to give it', async () => {
+  await editStoredToken((t) => (t.expires_at = Date.now() - 1000));
+  const res = await runMkt(['auth', 'token'], dir.path, { env: { ...env, MKT_CLIENT_SECRET: undefined } });
+  expect(res.code).toBe(4);
+  expect(res.stderr).toContain('needs the client secret');
+  expect(res.stderr).toContain('MKT_CLIENT_SECRET=');
+  expect(await storedToken(dir.path)).toBeDefined();
+});
+
+it('never sends a token to another site than the one that issued it', async () => {
+  const res = await runMkt(['auth', 'status'], dir.path, {
+    env: { ...env, MKT_SITE_URL: 'http://127.0.0.1:9' },
+  });
+  expect(res.code).toBe(4);
+  expect(res.stderr).toContain(`this profile is signed in to ${sandbox.siteUrl}`);
+});
