@@ -215,17 +215,14 @@ async function preflight(deps: Deps, url: URL, clientId: string, redirectUri: st
   const res = await deps.api.request('GET', url.href, { auth: false, allowErrorStatus: true });
   if (res.status < 400 || res.status >= 500) return;
   const text = res.text.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
-  if (/redirect/i.test(text)) throw redirectError(clientId, redirectUri, port);
-  if (/client/i.test(text)) {
+  if (/redirect[_ ]ur[il]/i.test(text)) throw redirectError(clientId, redirectUri, port);
+  if (/client[_ ]id|invalid_client/i.test(text)) {
     throw new UsageError(`${deps.siteUrl} does not know the client id "${clientId}".`, {
       code: 'invalid_client',
       hints: ['mkt apps list', 'mkt login --client-id CLIENT_ID'],
     });
   }
-  throw new AuthError(
-    'authorize_refused',
-    `${deps.siteUrl} refused the authorization request: ${text.trim().slice(0, 200)}`,
-  );
+  // Anything else (a sign-in wall, a page we do not understand) is for the person to see in the browser.
 }
 
 function redirectError(clientId: string, redirectUri: string, port?: number): UsageError {

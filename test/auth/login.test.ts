@@ -150,6 +150,23 @@ describe('mkt login (browser flow)', () => {
     expect(res.stderr).toContain('Try: mkt login --client-id CLIENT_ID');
   });
 
+  it('refuses an unknown client id before opening the browser (exit 2)', async () => {
+    const res = await runMkt(['login', '--client-id', 'cid_nosuchclient'], dir.path, {
+      env,
+      timeoutMs: 20_000,
+    });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('does not know the client id "cid_nosuchclient"');
+    expect(await readLog(env.PERSON_LOG!)).toEqual([]);
+  });
+
+  it('without a terminal, names MKT_CLIENT_SECRET when no client secret is known (exit 2)', async () => {
+    const res = await login([], { MKT_CLIENT_SECRET: undefined as unknown as string });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('MKT_CLIENT_SECRET');
+    expect(await readLog(env.PERSON_LOG!)).toEqual([]);
+  });
+
   it('never prints secrets in --verbose output', async () => {
     const res = await login(['--verbose']);
     expect(res.code).toBe(0);
