@@ -16,6 +16,7 @@ export interface SandboxCore {
   spentRefreshTokens: Map<string, string>;
 }
 
+/** A pending authorization code, bound to client, redirect URI and PKCE challenge. */
 export interface AuthorizationCode {
   code: string;
   app_id: string;

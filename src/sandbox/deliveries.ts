@@ -32,6 +32,7 @@ export interface FirstAttempt {
   error: string | null;
 }
 
+/** A created delivery, its envelope, the first attempt and how many relay listeners got it. */
 export interface EmitResult {
   delivery: DeliveryRecord;
   envelope: { event: string; timestamp: string; data: unknown };
@@ -39,6 +40,7 @@ export interface EmitResult {
   listeners: number;
 }
 
+/** Where deliveries are logged, the clock, and the retry schedule. */
 export interface DeliveryOptions {
   dataDir: string;
   now: () => number;

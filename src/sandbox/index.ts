@@ -13,6 +13,7 @@ import { Store } from './store.js';
 /** The port `mkt sandbox start` listens on unless told otherwise. */
 export const DEFAULT_SANDBOX_PORT = 7878;
 
+/** How to run the sandbox; only `dataDir` is required. */
 export interface SandboxOptions {
   /** State persists here (created if missing). */
   dataDir: string;
@@ -32,6 +33,7 @@ export interface SandboxOptions {
   log?: (line: string) => void;
 }
 
+/** The seeded developer, app, keys, plans and test users (the same after a restart without reset). */
 export interface SandboxSeed {
   siteUrl: string;
   developer: { id: string; email: string; name: string };
@@ -49,6 +51,7 @@ export interface SandboxSeed {
   users: Array<{ id: string; email: string; name: string; plan: string; status: string }>;
 }
 
+/** A running sandbox; `close()` stops it, ends relay streams and saves the state. */
 export interface Sandbox {
   siteUrl: string;
   port: number;

@@ -28,10 +28,12 @@ export function appView(app: AppRecord): Record<string, unknown> {
   };
 }
 
+/** The public shape of a plan, with its subscriber count. */
 export function planView(core: SandboxCore, plan: PlanRecord): Record<string, unknown> {
   return { ...plan, subscribers: core.store.subscriberCount(plan.app_id, plan.id) };
 }
 
+/** The public shape of a key: never the secret, only its last four characters. */
 export function keyView(key: KeyRecord): Record<string, unknown> {
   return { id: key.id, mode: key.mode, last4: key.key.slice(-4), created_at: key.created_at };
 }
@@ -68,6 +70,7 @@ export function userOfApp(core: SandboxCore, app: AppRecord, userId: string): Us
   return user;
 }
 
+/** The entitlement record of `GET /entitlements` (CONTRACT.md section 1). */
 export interface Entitlement {
   user_id: string;
   app_id: string;

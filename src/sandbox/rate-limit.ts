@@ -2,6 +2,7 @@
 export const RATE_LIMITS = { test: 100, live: 1000 } as const;
 const WINDOW_MS = 60_000;
 
+/** Whether a request may pass, and the rate-limit headers to answer with. */
 export interface RateDecision {
   allowed: boolean;
   headers: Record<string, string>;

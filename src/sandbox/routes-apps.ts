@@ -67,11 +67,13 @@ export async function createApp(ctx: ApiContext): Promise<ApiResult> {
   return { status: 201, body: { ...appView(app), client_secret: app.client_secret } };
 }
 
+/** `GET /apps/{id}`. */
 export function getApp(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   return { status: 200, body: appView(ownedApp(ctx, ctx.params.app_id!)) };
 }
 
+/** `PATCH /apps/{id}`: name, redirect URIs, webhook and embed URLs. */
 export async function updateApp(ctx: ApiContext): Promise<ApiResult> {
   allowQuery(ctx.url, []);
   const app = ownedApp(ctx, ctx.params.app_id!);
@@ -90,6 +92,7 @@ export async function updateApp(ctx: ApiContext): Promise<ApiResult> {
   return { status: 200, body: appView(app) };
 }
 
+/** `DELETE /apps/{id}`: the app with its plans, keys, test users and tokens. */
 export function deleteApp(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   ctx.core.store.deleteApp(ownedApp(ctx, ctx.params.app_id!));
@@ -110,11 +113,13 @@ export async function rotateClientSecret(ctx: ApiContext): Promise<ApiResult> {
   return { status: 200, body: { ...appView(app), client_secret: app.client_secret } };
 }
 
+/** `GET /apps/{id}/webhook-secret`. */
 export function getWebhookSecret(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   return { status: 200, body: { webhook_secret: ownedApp(ctx, ctx.params.app_id!).webhook_secret } };
 }
 
+/** `POST /apps/{id}/webhook-secret`: rotates the signing secret. */
 export async function rotateWebhookSecret(ctx: ApiContext): Promise<ApiResult> {
   const app = ownedApp(ctx, ctx.params.app_id!);
   await emptyBody(ctx);
@@ -149,6 +154,7 @@ function findPlan(ctx: ApiContext, app: AppRecord): PlanRecord {
   return plan;
 }
 
+/** `GET /apps/{id}/plans`. */
 export function listPlans(ctx: ApiContext): ApiResult {
   const app = ownedApp(ctx, ctx.params.app_id!);
   const ids = ctx.core.store.planIdsByApp.get(app.id) ?? [];
@@ -160,6 +166,7 @@ export function listPlans(ctx: ApiContext): ApiResult {
   };
 }
 
+/** `POST /apps/{id}/plans`: 409 when the id is taken. */
 export async function createPlan(ctx: ApiContext): Promise<ApiResult> {
   allowQuery(ctx.url, []);
   const app = ownedApp(ctx, ctx.params.app_id!);
@@ -192,11 +199,13 @@ export async function createPlan(ctx: ApiContext): Promise<ApiResult> {
   return { status: 201, body: planView(ctx.core, plan) };
 }
 
+/** `GET /apps/{id}/plans/{plan_id}`. */
 export function getPlan(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   return { status: 200, body: planView(ctx.core, findPlan(ctx, ownedApp(ctx, ctx.params.app_id!))) };
 }
 
+/** `PATCH /apps/{id}/plans/{plan_id}`: everything but `id` and `kind`. */
 export async function updatePlan(ctx: ApiContext): Promise<ApiResult> {
   allowQuery(ctx.url, []);
   const plan = findPlan(ctx, ownedApp(ctx, ctx.params.app_id!));
@@ -233,6 +242,7 @@ export function deletePlan(ctx: ApiContext): ApiResult {
   return { status: 204 };
 }
 
+/** `GET /apps/{id}/keys`. */
 export function listKeys(ctx: ApiContext): ApiResult {
   const app = ownedApp(ctx, ctx.params.app_id!);
   const ids = ctx.core.store.keyIdsByApp.get(app.id) ?? [];
@@ -258,6 +268,7 @@ export async function createKey(ctx: ApiContext): Promise<ApiResult> {
   return { status: 201, body: { ...keyView(key), key: key.key } };
 }
 
+/** `DELETE /apps/{id}/keys/{key_id}`. */
 export function deleteKey(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   const app = ownedApp(ctx, ctx.params.app_id!);

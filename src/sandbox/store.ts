@@ -21,6 +21,7 @@ export interface UserRecord {
   created_at: string;
 }
 
+/** An app as stored, secrets included. */
 export interface AppRecord {
   id: string;
   owner_id: string;
@@ -34,6 +35,7 @@ export interface AppRecord {
   created_at: string;
 }
 
+/** A pricing plan of one app. */
 export interface PlanRecord {
   id: string;
   app_id: string;
@@ -46,6 +48,7 @@ export interface PlanRecord {
   created_at: string;
 }
 
+/** An API key of one app; the secret is stored so the sandbox can show its seed again. */
 export interface KeyRecord {
   id: string;
   app_id: string;
@@ -54,6 +57,7 @@ export interface KeyRecord {
   created_at: string;
 }
 
+/** A user's subscription to one plan of one app. */
 export interface SubscriptionRecord {
   user_id: string;
   app_id: string;

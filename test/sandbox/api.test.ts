@@ -414,3 +414,18 @@ describe('embedded apps', () => {
     expect(index).toContain(sb.seed.app.client_id);
   });
 });
+
+describe('request log', () => {
+  it('writes one line per request and per delivery attempt, without query strings', async () => {
+    const lines: string[] = [];
+    sb = await startTestSandbox({ log: (line) => lines.push(line) });
+    await call(sb, 'GET', `/api/v1/entitlements?user_id=${sb.seed.users[0]!.id}`, { key: sb.seed.test_key });
+    await call(sb, 'POST', '/api/v1/simulator/events', {
+      key: sb.seed.test_key,
+      body: { app_id: sb.seed.app.id, event: 'user.revoked' },
+    });
+    expect(lines[0]).toMatch(/^GET \/api\/v1\/entitlements 200 [\d.]+ms$/);
+    expect(lines.some((l) => /^delivery dlv_\w+ user\.revoked/.test(l))).toBe(true);
+    expect(lines.join('\n')).not.toContain(sb.seed.test_key);
+  });
+});
