@@ -4,6 +4,7 @@ import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
 import { promptSecret } from '../prompts.js';
 import { type AuthorizationResponse, parseAuthorizationResponse, startCallbackListener } from './loopback.js';
 import { newAuthorizationSecrets } from './pkce.js';
+import { markSignedIn } from './profiles.js';
 import { apiKeyKind, type StoredToken, tokenFromResponse } from './session.js';
 
 /** The scopes `mkt login` asks for unless `--scope` says otherwise. */
@@ -125,6 +126,7 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
     token.user = { id: user.id, email: user.email, name: user.name };
     await deps.credentials.set(accounts.oauth(deps.profile), JSON.stringify(token));
     await deps.credentials.delete(accounts.apiKey(deps.profile));
+    await markSignedIn(deps.credentials, deps.profile, true);
     if (prompted) await deps.credentials.set(accounts.clientSecret(deps.profile, clientId), clientSecret);
     await deps.config.set(deps.profile, 'client-id', clientId);
     if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
@@ -168,6 +170,7 @@ export async function loginWithApiKey(deps: Deps): Promise<{ kind: 'test_key' | 
   }
   await deps.credentials.set(accounts.apiKey(deps.profile), key);
   await deps.credentials.delete(accounts.oauth(deps.profile));
+  await markSignedIn(deps.credentials, deps.profile, true);
   if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
   const label = kind === 'live_key' ? 'a LIVE key' : 'a test key';
   deps.out.success(`Logged in as ${describeUser(user)} on ${deps.siteUrl} with ${label}`);

@@ -2,6 +2,7 @@ import type { Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
 import { AuthError } from '../errors.js';
 import { fetchProfile, type Profile } from './login.js';
+import { markSignedIn, signedInProfiles } from './profiles.js';
 
 /** The `mkt auth status --json` document. */
 export interface AuthStatus {
@@ -71,12 +72,20 @@ export async function accessToken(deps: Deps): Promise<string> {
 /** `mkt logout`: forgets the tokens and API keys of the profiles (app secrets are kept). */
 export async function logout(deps: Deps, options: { all?: boolean }): Promise<string[]> {
   const profiles = options.all
-    ? [...new Set([deps.profile, 'default', ...(await deps.config.profileNames())])]
+    ? [
+        ...new Set([
+          deps.profile,
+          'default',
+          ...(await signedInProfiles(deps.credentials)),
+          ...(await deps.config.profileNames()),
+        ]),
+      ]
     : [deps.profile];
   const forgotten: string[] = [];
   for (const profile of profiles) {
     const token = await deps.credentials.delete(accounts.oauth(profile));
     const key = await deps.credentials.delete(accounts.apiKey(profile));
+    await markSignedIn(deps.credentials, profile, false);
     if (token || key) forgotten.push(profile);
   }
   return forgotten;

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -277,5 +277,26 @@ describe('mkt login --with-api-key', () => {
     expect(text.stdout).toMatch(/Credential:\s+LIVE API key/);
     const json = await runMkt(['auth', 'status', '--json'], dir.path, { env });
     expect(JSON.parse(json.stdout)).toMatchObject({ kind: 'live_key', live: true, source: 'file' });
+  });
+
+  it('logout --all forgets every profile but keeps app client secrets; env credentials are reported as such', async () => {
+    const key = sandbox.seed.test_key;
+    for (const profile of ['one', 'two'])
+      expect(
+        (await runMkt(['login', '--with-api-key', '--profile', profile], dir.path, { env, input: key })).code,
+      ).toBe(0);
+    const file = join(dir.path, 'credentials.json');
+    const secrets = await storedSecrets(dir.path);
+    secrets['one:client-secret:cid_x'] = 'cs_keepme';
+    await writeFile(file, JSON.stringify(secrets));
+    const out = await runMkt(['logout', '--all'], dir.path, { env });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain('Logged out of profile "one"');
+    expect(out.stderr).toContain('Logged out of profile "two"');
+    expect(await storedSecrets(dir.path)).toEqual({ 'one:client-secret:cid_x': 'cs_keepme' });
+    const fromEnv = await runMkt(['auth', 'status', '--json'], dir.path, {
+      env: { ...env, MKT_API_KEY: key },
+    });
+    expect(JSON.parse(fromEnv.stdout)).toMatchObject({ kind: 'test_key', source: 'env' });
   });
 });
