@@ -68,6 +68,7 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
   const credentials = new AutoStore({
     configDir: dir,
     forced: env.MKT_CREDENTIAL_STORE,
+    busAddress: env.DBUS_SESSION_BUS_ADDRESS,
     notice: (message) => out.noticeOnce(message),
   });
   const session: Session = new Session({

@@ -2,6 +2,7 @@ import { chmod, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../fs-atomic.js';
 import { MktError, UsageError } from '../errors.js';
+import { sessionBusAnswers } from './dbus-probe.js';
 
 /** Where secrets live: the OS keychain, or an owner-only file where no keychain answers. */
 export interface CredentialStore {
@@ -31,12 +32,26 @@ export class KeychainStore implements CredentialStore {
   readonly kind = 'keychain';
   readonly location = 'OS keychain';
 
-  constructor(private readonly timeoutMs = KEYCHAIN_TIMEOUT_MS) {}
+  private readonly timeoutMs: number;
+  private readonly busAddress: string | undefined;
+
+  constructor(options: { timeoutMs?: number; busAddress?: string } = {}) {
+    this.timeoutMs = options.timeoutMs ?? KEYCHAIN_TIMEOUT_MS;
+    this.busAddress = options.busAddress;
+  }
+
+  private busChecked = false;
 
   private async call<T>(
     account: string,
     op: (entry: import('@napi-rs/keyring').AsyncEntry, signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
+    if (process.platform === 'linux' && !this.busChecked) {
+      if (!(await sessionBusAnswers(this.busAddress, this.timeoutMs))) {
+        throw new KeychainUnavailableError('no D-Bus session bus answered (is a Secret Service running?)');
+      }
+      this.busChecked = true;
+    }
     const { AsyncEntry } = await import('@napi-rs/keyring');
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -156,6 +171,8 @@ export class AutoStore implements CredentialStore {
     private readonly options: {
       configDir: string;
       forced?: string;
+      /** DBUS_SESSION_BUS_ADDRESS, where the Secret Service is reached on Linux. */
+      busAddress?: string;
       notice: (message: string) => void;
       keychain?: CredentialStore;
     },
@@ -177,7 +194,7 @@ export class AutoStore implements CredentialStore {
   /** The store in use, probing the keychain the first time. */
   async resolve(): Promise<CredentialStore> {
     if (this.chosen) return this.chosen;
-    const keychain = this.options.keychain ?? new KeychainStore();
+    const keychain = this.options.keychain ?? new KeychainStore({ busAddress: this.options.busAddress });
     const file = new FileStore(this.options.configDir);
     if (this.options.forced === 'file') return (this.chosen = file);
     if (this.options.forced === 'keychain') return (this.chosen = keychain);

@@ -1,0 +1,128 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createServer as createNetServer, type Server, type Socket } from 'node:net';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AutoStore, FileStore, KeychainStore } from '../../src/credentials/store.js';
+import { runMkt, tempDir } from '../support/cli.js';
+import { json, startServer } from './server.js';
+
+let dir: { path: string; remove(): Promise<void> };
+beforeEach(async () => {
+  dir = await tempDir();
+});
+afterEach(() => dir.remove());
+
+describe('FileStore', () => {
+  it('keeps secrets in a 0600 file inside a 0700 folder', async () => {
+    const folder = join(dir.path, 'nested');
+    const store = new FileStore(folder);
+    await store.set('default:api-key', 'test_abc');
+    expect(await store.get('default:api-key')).toBe('test_abc');
+    expect((await stat(store.file)).mode & 0o777).toBe(0o600);
+    expect((await stat(folder)).mode & 0o777).toBe(0o700);
+    expect(await store.delete('default:api-key')).toBe(true);
+    expect(await store.delete('default:api-key')).toBe(false);
+    expect(await store.get('default:api-key')).toBeNull();
+  });
+
+  it('refuses a corrupt file and leaves it untouched', async () => {
+    const store = new FileStore(dir.path);
+    await writeFile(store.file, '{"default:oauth": ', { mode: 0o600 });
+    await expect(store.set('x', 'y')).rejects.toMatchObject({ code: 'credentials_corrupt' });
+    expect(await readFile(store.file, 'utf8')).toBe('{"default:oauth": ');
+  });
+
+  it('tightens a file someone made readable by others', async () => {
+    const store = new FileStore(dir.path);
+    await store.set('a', 'b');
+    const { chmod } = await import('node:fs/promises');
+    await chmod(store.file, 0o644);
+    expect(await store.get('a')).toBe('b');
+    expect((await stat(store.file)).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('choosing a store', () => {
+  it('falls back to the file, saying so once, when no D-Bus session exists', async () => {
+    const s = await startServer((_req, res) =>
+      json(res, 401, { error: { code: 'unauthorized', message: 'no credentials' } }),
+    );
+    try {
+      const r = await runMkt(['api', 'GET', '/whoami'], dir.path, {
+        env: { MKT_SITE_URL: s.url, MKT_CREDENTIAL_STORE: undefined, DBUS_SESSION_BUS_ADDRESS: undefined },
+      });
+      expect(r.code).toBe(4);
+      expect(r.stderr.match(/credentials are kept in/g)).toHaveLength(1);
+      expect(r.stderr).toContain(join(dir.path, 'credentials.json'));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('does not hang when the bus accepts and never answers; the CLI falls back to the file', async () => {
+    const sockets: Socket[] = [];
+    const silent: Server = createNetServer((socket) => sockets.push(socket));
+    const path = join(dir.path, 'silent-bus.sock');
+    await new Promise<void>((resolve) => silent.listen(path, resolve));
+    const busAddress = `unix:path=${path}`;
+    try {
+      const store = new AutoStore({
+        configDir: dir.path,
+        notice: () => undefined,
+        keychain: new KeychainStore({ timeoutMs: 300, busAddress }),
+      });
+      expect((await store.resolve()).kind).toBe('file');
+      const s = await startServer((_req, res) =>
+        json(res, 401, { error: { code: 'unauthorized', message: 'who?' } }),
+      );
+      try {
+        const r = await runMkt(['api', 'GET', '/whoami'], dir.path, {
+          env: { MKT_SITE_URL: s.url, MKT_CREDENTIAL_STORE: undefined, DBUS_SESSION_BUS_ADDRESS: busAddress },
+          timeoutMs: 20_000,
+        });
+        expect(r.signal).toBeNull();
+        expect(r.code).toBe(4);
+        expect(r.stderr).toContain('credentials are kept in');
+      } finally {
+        await s.close();
+      }
+      expect(sockets.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+  });
+
+  it('refuses an unknown MKT_CREDENTIAL_STORE with exit 2', async () => {
+    const r = await runMkt(['api', 'GET', '/whoami'], dir.path, { env: { MKT_CREDENTIAL_STORE: 'vault' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('"keychain" or "file"');
+  });
+});
+
+describe.runIf(process.env.MKT_TEST_KEYCHAIN === '1')(
+  'KeychainStore (private D-Bus session with gnome-keyring)',
+  () => {
+    it('stores, reads and deletes a secret in the Secret Service', async () => {
+      const store = new KeychainStore({ busAddress: process.env.DBUS_SESSION_BUS_ADDRESS });
+      const account = `test:${process.pid}:${Date.now()}`;
+      await store.set(account, 'test_keychainValue');
+      expect(await store.get(account)).toBe('test_keychainValue');
+      expect(await store.delete(account)).toBe(true);
+      expect(await store.get(account)).toBeNull();
+    });
+
+    it('is what the CLI chooses when the keychain answers, with no notice and no file', async () => {
+      const auto = new AutoStore({
+        configDir: dir.path,
+        notice: () => undefined,
+        busAddress: process.env.DBUS_SESSION_BUS_ADDRESS,
+      });
+      expect((await auto.resolve()).kind).toBe('keychain');
+      const r = await runMkt(['config', 'list'], dir.path, { env: { MKT_CREDENTIAL_STORE: undefined } });
+      expect(r.code).toBe(0);
+      expect(r.stderr).not.toContain('credentials are kept in');
+      await expect(stat(join(dir.path, 'credentials.json'))).rejects.toThrow();
+    });
+  },
+);
