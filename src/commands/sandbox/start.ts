@@ -1,0 +1,100 @@
+import { Flags } from '@oclif/core';
+import { join } from 'node:path';
+import { BaseCommand } from '../../base-command.js';
+import { MktError } from '../../errors.js';
+import { dataDir } from '../../paths.js';
+
+export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
+  static summary = 'Run the built-in local marketplace on 127.0.0.1.';
+  static description =
+    'A complete marketplace for offline development: OAuth consent page, identity and entitlement API, apps, plans, keys, the Integration Simulator, signed webhook deliveries with retries, and the relay stream that `mkt webhooks listen` reads. It seeds a developer, an app, keys and test users on first start and prints them. State persists in --data-dir; Ctrl-C stops it cleanly.';
+  static examples = [
+    '<%= config.bin %> sandbox start',
+    '<%= config.bin %> sandbox start --port 0 --data-dir ./.sandbox --reset',
+    '<%= config.bin %> sandbox start --json > sandbox.json &',
+  ];
+  static enableJsonFlag = true;
+  static flags = {
+    port: Flags.integer({
+      description: 'port on 127.0.0.1 (0 = any free port)',
+      default: 7878,
+      min: 0,
+      max: 65535,
+    }),
+    'data-dir': Flags.string({
+      description: 'where state persists (default: the platform data folder)/sandbox',
+    }),
+    reset: Flags.boolean({ description: 'forget all state and seed afresh' }),
+    quiet: Flags.boolean({ char: 'q', description: 'do not log each request and delivery to stderr' }),
+  };
+
+  async run() {
+    const deps = await this.deps();
+    const { startSandbox } = await import('../../sandbox/index.js');
+    const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
+    let sandbox: Awaited<ReturnType<typeof startSandbox>>;
+    try {
+      sandbox = await startSandbox({
+        dataDir: folder,
+        port: this.flags.port,
+        reset: this.flags.reset,
+        log: this.flags.quiet ? undefined : (line) => deps.out.info(deps.out.dim(line)),
+      });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new MktError(
+          'port_in_use',
+          `Port ${this.flags.port} on 127.0.0.1 is already in use (a sandbox may be running).`,
+          1,
+          {
+            hints: [
+              'mkt sandbox start --port 0',
+              `mkt api GET /whoami --site-url http://127.0.0.1:${this.flags.port}`,
+            ],
+          },
+        );
+      }
+      throw err;
+    }
+    const { seed } = sandbox;
+    const info = { site_url: sandbox.siteUrl, data_dir: folder, ...seed };
+    if (deps.json) this.logJson(info);
+    else {
+      deps.out.fields([
+        ['Site URL', sandbox.siteUrl],
+        ['Data dir', folder],
+        ['Developer', `${seed.developer.name} <${seed.developer.email}> (${seed.developer.id})`],
+        ['App', `${seed.app.name} (${seed.app.id})`],
+        ['Client ID', seed.app.client_id],
+        ['Client secret', seed.app.client_secret],
+        ['Redirect URIs', seed.app.redirect_uris.join(' ')],
+        ['Webhook secret', seed.app.webhook_secret],
+        ['Test key', seed.test_key],
+        ['Live key', seed.live_key],
+        ['Plans', seed.plans.map((p) => `${p.id} (${p.kind})`).join(', ')],
+        ['Test users', seed.users.map((u) => `${u.id} ${u.email} ${u.plan}/${u.status}`).join('; ')],
+      ]);
+      const site = sandbox.siteUrl === 'http://127.0.0.1:7878' ? '' : ` --site-url ${sandbox.siteUrl}`;
+      deps.out.info('');
+      deps.out.info('Try it, in another terminal:');
+      deps.out.info(
+        `  MKT_CLIENT_SECRET=${seed.app.client_secret} mkt login --client-id ${seed.app.client_id}${site}`,
+      );
+      deps.out.info(
+        `  MKT_API_KEY=${seed.test_key} mkt entitlements --user ${seed.users[0]?.id ?? 'usr_…'}${site}`,
+      );
+      deps.out.info(
+        `  MKT_API_KEY=${seed.test_key} mkt webhooks listen --app ${seed.app.id} --forward-to http://127.0.0.1:3000/webhooks${site}`,
+      );
+      deps.out.info('Press Ctrl-C to stop.');
+    }
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
+    deps.out.info('Stopping the sandbox: finishing deliveries and saving state…');
+    await sandbox.close();
+    deps.out.info('Stopped.');
+    process.exitCode = signal === 'SIGINT' ? 130 : 0;
+  }
+}
