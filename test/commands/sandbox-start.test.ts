@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { SandboxSeed } from '../../src/sandbox/index.js';
 import { MKT_BIN, baseEnv, runMkt, tempDir } from '../support/cli.js';
 
 let dir: { path: string; remove(): Promise<void> };
@@ -17,7 +18,7 @@ afterEach(async () => {
 
 interface Started {
   child: ChildProcess;
-  info: Record<string, any>;
+  info: SandboxSeed & { site_url: string; data_dir: string };
   stderr: () => string;
   exited: Promise<number | null>;
 }
@@ -56,7 +57,7 @@ describe('mkt sandbox start', () => {
     expect(info.live_key).toMatch(/^live_/);
     expect(info.app.client_secret).toBeTruthy();
     expect(info.app.webhook_secret).toMatch(/^whsec_/);
-    expect(info.plans.map((p: { id: string }) => p.id)).toEqual(
+    expect(info.plans.map((p) => p.id)).toEqual(
       expect.arrayContaining(['free', 'pro-monthly']),
     );
     expect(info.users.length).toBeGreaterThanOrEqual(2);
