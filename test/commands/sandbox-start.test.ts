@@ -57,9 +57,7 @@ describe('mkt sandbox start', () => {
     expect(info.live_key).toMatch(/^live_/);
     expect(info.app.client_secret).toBeTruthy();
     expect(info.app.webhook_secret).toMatch(/^whsec_/);
-    expect(info.plans.map((p) => p.id)).toEqual(
-      expect.arrayContaining(['free', 'pro-monthly']),
-    );
+    expect(info.plans.map((p) => p.id)).toEqual(expect.arrayContaining(['free', 'pro-monthly']));
     expect(info.users.length).toBeGreaterThanOrEqual(2);
 
     const whoami = await runMkt(['whoami', '--json'], dir.path, {
