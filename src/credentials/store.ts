@@ -209,7 +209,8 @@ export class AutoStore implements CredentialStore {
 
   private async store(): Promise<CredentialStore> {
     const store = await this.resolve();
-    if (store.kind === 'file' && !this.announced) {
+    // A file chosen with MKT_CREDENTIAL_STORE=file is the user's own decision; a fallback is announced.
+    if (store.kind === 'file' && this.options.forced !== 'file' && !this.announced) {
       this.announced = true;
       this.options.notice(
         `No OS keychain answered; credentials are kept in ${store.location} (readable only by you).`,
