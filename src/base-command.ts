@@ -1,6 +1,7 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { createDeps, type Deps } from './deps.js';
-import { ExitCode, MktError, UsageError, toMktError } from './errors.js';
+import { MktError, UsageError } from './errors.js';
+import { reportError } from './output/report.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
@@ -69,21 +70,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   ): Promise<unknown> {
     // oclif's own exit (this.exit) and help/version requests pass straight through.
     if (err.name === 'ExitError' || (err as { code?: string }).code === 'EEXIT') throw err;
-    const error = isParseError(err)
-      ? new UsageError(err.message.replace(/\n?See more help with --help\s*$/, '').trim(), { code: 'usage' })
-      : toMktError(err);
-    if (error.code === 'internal' && process.env.DEBUG) process.stderr.write(`${err.stack}\n`);
-    if (this.jsonEnabled()) {
-      this.logJson({ error: { code: error.code, message: error.message, hints: error.hints } });
-    } else {
-      const color = process.stderr.isTTY && process.env.NO_COLOR === undefined && !process.env.CI;
-      const label = color ? '\u001b[31mError:\u001b[0m' : 'Error:';
-      process.stderr.write(`${label} ${error.message}\n`);
-      for (const hint of error.hints) process.stderr.write(`  Try: ${hint}\n`);
-      if (error.exitCode === ExitCode.usage && isParseError(err)) {
-        process.stderr.write(`  See: mkt ${this.id?.replace(/:/g, ' ') ?? ''} --help\n`);
-      }
-    }
+    const json = this.jsonEnabled();
+    const error = reportError(
+      isParseError(err)
+        ? new UsageError(err.message.replace(/\n?See more help with --help\s*$/, '').trim())
+        : err,
+      { json, stdout: process.stdout, stderr: process.stderr, env: process.env },
+    );
+    if (!json && isParseError(err))
+      process.stderr.write(`  See: mkt ${this.id?.replace(/:/g, ' ') ?? ''} --help\n`);
     process.exitCode = error.exitCode;
     return this.exit(error.exitCode);
   }

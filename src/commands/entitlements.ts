@@ -1,7 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { CheckFailedError } from '../errors.js';
-import { checkFeature, entitlementFields, entitlements } from '../identity/identity.js';
+import { showEntitlements } from '../identity/show.js';
 
 export default class Entitlements extends BaseCommand<typeof Entitlements> {
   static summary = "Show a user's plan, status, features, usage and expiry for the app.";
@@ -20,19 +19,7 @@ export default class Entitlements extends BaseCommand<typeof Entitlements> {
 
   async run() {
     const deps = await this.deps();
-    const ent = await entitlements(deps, { user: this.flags.user });
-    const check = this.flags.feature ? checkFeature(ent, this.flags.feature, deps.clock.now()) : undefined;
-    if (deps.json) {
-      if (check && !check.allowed) {
-        deps.out.json(ent);
-        deps.out.info(check.reason);
-        return this.exit(3);
-      }
-      return ent;
-    }
-    if (!check) deps.out.fields(entitlementFields(ent));
-    else if (check.allowed) deps.out.success(`"${this.flags.feature}" is included in plan "${ent.plan}"`);
-    else throw new CheckFailedError('feature_not_allowed', check.reason);
-    return ent;
+    const code = await showEntitlements(deps, { user: this.flags.user, feature: this.flags.feature });
+    if (code) this.exit(code);
   }
 }

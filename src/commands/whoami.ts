@@ -1,5 +1,5 @@
 import { BaseCommand } from '../base-command.js';
-import { whoami } from '../identity/identity.js';
+import { showWhoami } from '../identity/show.js';
 
 export default class Whoami extends BaseCommand<typeof Whoami> {
   static summary = 'Show the profile of the signed-in user (or of the API key owner).';
@@ -7,16 +7,7 @@ export default class Whoami extends BaseCommand<typeof Whoami> {
   static enableJsonFlag = true;
 
   async run() {
-    const deps = await this.deps();
-    const profile = await whoami(deps);
-    if (!deps.json) {
-      deps.out.fields([
-        ['ID', profile.id],
-        ['Name', profile.name],
-        ['Email', profile.email],
-        ['Avatar', profile.avatar_url],
-      ]);
-    }
-    return profile;
+    const code = await showWhoami(await this.deps());
+    if (code) this.exit(code);
   }
 }
