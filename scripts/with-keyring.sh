@@ -4,7 +4,8 @@
 set -euo pipefail
 if [ -z "${MKT_KEYRING_SESSION:-}" ]; then
   export MKT_KEYRING_SESSION=1
-  exec dbus-run-session -- "$0" "$@" 2> >(grep -v 'Failed to set fd limit' >&2)
+  # The bus daemon logs service activations to stderr; they are noise after the test summary.
+  exec dbus-run-session --dbus-daemon="$(dirname "$0")/quiet-dbus-daemon.sh" -- "$0" "$@"
 fi
 # A throwaway keyring in a temporary home, created and unlocked with a throwaway password.
 keyring_home=$(mktemp -d)
