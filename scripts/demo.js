@@ -218,9 +218,7 @@ async function main() {
   );
   target.close();
 
-  console.log(
-    `\n${bold('Done.')} Every step above is a command you can run yourself: start with \`mkt sandbox start\`.`,
-  );
+  console.log();
 }
 
 async function stopAll() {
@@ -240,6 +238,11 @@ async function stopAll() {
 
 main()
   .then(stopAll)
+  .then(() =>
+    console.log(
+      `\n${bold('Done.')} Every step above is a command you can run yourself: start with \`mkt sandbox start\`.`,
+    ),
+  )
   .catch(async (err) => {
     console.error(`\nThe demo stopped: ${err.message}`);
     await stopAll();

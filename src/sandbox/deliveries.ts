@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { randomId, isoTime } from './ids.js';
-import { writeFileAtomic } from './persist.js';
+import { writeFileAtomic } from '../fs-atomic.js';
 import type { AppRecord } from './store.js';
 
 /** Deliveries kept per app for relay resume; older ones stay only in the log file until compaction. */

@@ -1,24 +1,4 @@
-import { mkdir, open, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
-
-/** Writes `text` to `path` atomically: a temporary file, fsync, then rename over the target. */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  const handle = await open(tmp, 'w', 0o600);
-  try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (error) {
-    await rm(tmp, { force: true });
-    throw error;
-  }
-}
+import { writeFileAtomic } from '../fs-atomic.js';
 
 /**
  * Saves a snapshot at most once per `delayMs` no matter how many changes arrive: every change marks
