@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
-import { UsageError } from '../errors.js';
+import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
 
 /** The webhook signing secret and where it came from. */
 export interface WebhookSecret {
@@ -32,9 +32,17 @@ export async function resolveWebhookSecret(
     const stored = await deps.credentials.get(accounts.webhookSecret(deps.profile, input.appId));
     if (stored) return { secret: stored, source: 'credential store' };
     if (input.fetch !== false) {
-      const res = await deps.api.get<{ webhook_secret?: unknown }>(
-        `/apps/${encodeURIComponent(input.appId)}/webhook-secret`,
-      );
+      const path = `/apps/${encodeURIComponent(input.appId)}/webhook-secret`;
+      const res = await deps.api.get<{ webhook_secret?: unknown }>(path).catch((err: unknown) => {
+        // A marketplace without this endpoint (or a credential without access) still leaves a way.
+        if (!(err instanceof ApiError || err instanceof AuthError)) throw err;
+        throw new MktError(
+          err.code,
+          `Cannot read the webhook signing secret of ${input.appId} (GET ${path}): ${err.message}`,
+          err.exitCode,
+          { hints: ['MKT_WEBHOOK_SECRET=whsec_… mkt webhooks listen …', ...err.hints] },
+        );
+      });
       if (typeof res.data?.webhook_secret === 'string' && res.data.webhook_secret) {
         return { secret: res.data.webhook_secret, source: 'marketplace' };
       }
