@@ -255,8 +255,13 @@ export class Deliveries {
     this.timers.add(timer);
   }
 
-  /** Attaches an SSE response: replays deliveries after `lastEventId`, then streams live ones. */
-  subscribe(appId: string, res: ServerResponse, lastEventId: number): void {
+  /**
+   * Attaches an SSE response. With `lastEventId` (the client's Last-Event-ID): every kept delivery
+   * after it, then live ones. Without (or with one beyond the newest, after a reset): no history;
+   * first a `position` event naming the newest sequence number (0 when none), the client's resume
+   * point, then live deliveries.
+   */
+  subscribe(appId: string, res: ServerResponse, lastEventId: number | undefined): void {
     const h = this.history(appId);
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -265,7 +270,9 @@ export class Deliveries {
       'x-accel-buffering': 'no',
     });
     res.write(': connected\n\n');
-    for (const d of h.since(lastEventId)) res.write(sseFrame(d));
+    // A Last-Event-ID beyond the newest delivery means the sandbox was reset: say where it is now.
+    if (lastEventId === undefined || lastEventId > h.lastSeq) res.write(positionFrame(h.lastSeq));
+    else for (const d of h.since(lastEventId)) res.write(sseFrame(d));
     h.listeners.add(res);
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     const detach = (): void => {
@@ -299,6 +306,10 @@ export class Deliveries {
 function sseFrame(d: DeliveryRecord): string {
   const data = JSON.stringify({ delivery_id: d.id, headers: deliveryHeaders(d), body: d.body });
   return `id: ${d.seq}\nevent: delivery\ndata: ${data}\n\n`;
+}
+
+function positionFrame(seq: number): string {
+  return `id: ${seq}\nevent: position\ndata: ${JSON.stringify({ last_id: seq })}\n\n`;
 }
 
 function describe(e: unknown): string {

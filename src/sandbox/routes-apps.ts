@@ -278,12 +278,15 @@ export function deleteKey(ctx: ApiContext): ApiResult {
   return { status: 204 };
 }
 
-/** `GET /apps/{id}/webhooks/stream`: the relay (Server-Sent Events), resuming after `Last-Event-ID`. */
+/**
+ * `GET /apps/{id}/webhooks/stream`: the relay (Server-Sent Events), resuming after `Last-Event-ID`;
+ * without it, a `position` event (the newest sequence number) and live deliveries, no history.
+ */
 export function webhookStream(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   const app = ownedApp(ctx, ctx.params.app_id!);
   const header = ctx.req.headers['last-event-id'];
-  let lastEventId = 0;
+  let lastEventId: number | undefined;
   if (header !== undefined && header !== '') {
     if (typeof header !== 'string' || !/^\d{1,15}$/.test(header.trim())) {
       throw invalidRequest('Header "Last-Event-ID" must be a delivery sequence number.');

@@ -1,3 +1,4 @@
+import { constants as fsConstants } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -33,8 +34,19 @@ export interface StatusRecord {
   forward_to?: string;
 }
 
+/**
+ * A journal line recording the relay position: the sequence number the relay stream told us it was at
+ * when we connected without `Last-Event-ID` (or after a reset). It is the resume point before any
+ * relay delivery has arrived, and is repeated at the top of each new file when the journal rotates.
+ */
+export interface PositionRecord {
+  t: 'position';
+  at: string;
+  seq: number;
+}
+
 /** One journal line. */
-export type JournalRecord = ReceivedRecord | StatusRecord;
+export type JournalRecord = ReceivedRecord | StatusRecord | PositionRecord;
 
 /** What `mkt webhooks deliveries` shows for one delivery: its received record folded with its last status. */
 export interface DeliverySummary {
@@ -85,14 +97,19 @@ async function journalFiles(dir: string): Promise<number[]> {
 
 const fileName = (dir: string, n: number) => join(dir, `journal-${n}.jsonl`);
 
+function isDeliveryRecord(r: JournalRecord | null): boolean {
+  return !!r && (r.t === 'received' || r.t === 'status') && typeof r.id === 'string';
+}
+
 function parseLines(text: string, onBad: () => void): JournalRecord[] {
   const records: JournalRecord[] = [];
   for (const line of text.split('\n')) {
     if (!line) continue;
     try {
       const r = JSON.parse(line) as JournalRecord;
-      if (r && typeof r.id === 'string' && (r.t === 'received' || r.t === 'status')) records.push(r);
-      else onBad();
+      if (r && r.t === 'position' ? Number.isSafeInteger(r.seq) && r.seq >= 0 : isDeliveryRecord(r)) {
+        records.push(r);
+      } else onBad();
     } catch {
       onBad();
     }
@@ -130,6 +147,7 @@ export function summarize(records: JournalRecord[]): DeliverySummary[] {
       });
       continue;
     }
+    if (r.t !== 'status') continue;
     const s = byId.get(r.id);
     if (!s) continue;
     s.status = r.status;
@@ -156,13 +174,27 @@ export async function appendRecord(dir: string, record: JournalRecord): Promise<
 }
 
 /**
- * The delivery journal: append-only JSON Lines, each write fsync'd before it resolves (group commit),
- * rotated at `maxFileBytes` keeping `keepFiles` files. Opening it drops a torn last line left by a
- * crash (never an earlier line) and recovers the state: last relay sequence, known ids, pending deliveries.
+ * Flags that make each write reach the disk before it returns (`O_DSYNC`): one system call per group
+ * commit instead of write + fdatasync. Where the platform has no `O_DSYNC` (Windows), plain append
+ * and an explicit datasync after each write.
+ */
+const DSYNC_APPEND =
+  fsConstants.O_DSYNC !== undefined
+    ? fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_DSYNC
+    : undefined;
+
+/**
+ * The delivery journal: append-only JSON Lines, each write on disk (O_DSYNC, or fdatasync) before it
+ * resolves, records that arrive meanwhile sharing the next write (group commit); rotated at
+ * `maxFileBytes` keeping `keepFiles` files. Opening it drops a torn last line left by a crash (never
+ * an earlier line) and recovers the state: relay position, known ids, pending deliveries.
  */
 export class DeliveryLog {
-  /** The highest relay sequence number recorded. */
-  lastSeq = 0;
+  /**
+   * The relay resume point: the highest relay sequence number recorded, or the position the relay
+   * gave us (a position record); undefined when the relay never told us where it was.
+   */
+  lastSeq: number | undefined;
   private readonly statuses = new Map<string, DeliveryStatus>();
   private readonly pendingRecords = new Map<string, ReceivedRecord>();
   private handle: FileHandle | undefined;
@@ -201,14 +233,21 @@ export class DeliveryLog {
     }
     if (bad > 0) options.warn?.(`${bad} unreadable line(s) in the journal ${dir} were skipped.`);
     log.fileNo = files.at(-1) ?? 1;
-    log.handle = await open(fileName(dir, log.fileNo), 'a', 0o600);
+    await log.openFile();
     log.size = (await stat(fileName(dir, log.fileNo))).size;
     return log;
   }
 
+  private async openFile(): Promise<void> {
+    this.handle = await open(fileName(this.dir, this.fileNo), DSYNC_APPEND ?? 'a', 0o600);
+  }
+
   private apply(r: JournalRecord): void {
-    if (r.t === 'received') {
-      if (r.seq !== undefined && r.seq > this.lastSeq) this.lastSeq = r.seq;
+    if (r.t === 'position') {
+      // The relay's word: after a marketplace reset it may be lower than what we had.
+      this.lastSeq = r.seq;
+    } else if (r.t === 'received') {
+      if (r.seq !== undefined && r.seq > (this.lastSeq ?? -1)) this.lastSeq = r.seq;
       if (this.statuses.has(r.id)) return;
       this.remember(r.id, 'received');
       this.pendingRecords.set(r.id, r);
@@ -238,10 +277,16 @@ export class DeliveryLog {
     return [...this.pendingRecords.values()];
   }
 
-  /** Appends records; resolves once they are on disk (fsync'd). */
+  /**
+   * Appends records; resolves once they are on disk. The in-memory state (statusOf, lastSeq) changes
+   * at once; records appended later are written after these, in order.
+   */
   append(...records: JournalRecord[]): Promise<void> {
-    for (const r of records) this.apply(r);
-    const line = records.map((r) => `${JSON.stringify(r)}\n`).join('');
+    let line = '';
+    for (const r of records) {
+      this.apply(r);
+      line += `${JSON.stringify(r)}\n`;
+    }
     return new Promise((done, fail) => {
       this.queue.push({ line, done, fail });
       this.writing ??= this.drain();
@@ -253,12 +298,26 @@ export class DeliveryLog {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
+      // The resume point as of this batch (records appended while it is written are not in it).
+      const seq = this.lastSeq;
       try {
-        const data = Buffer.from(batch.map((b) => b.line).join(''));
-        if (this.size > 0 && this.size + data.length > this.options.maxFileBytes) await this.rotate();
+        let text = '';
+        for (const b of batch) text += b.line;
+        let data = Buffer.from(text);
+        if (this.size > 0 && this.size + data.length > this.options.maxFileBytes) {
+          await this.rotate();
+          // Each file holds the resume point, so that it survives when old files are removed; it
+          // goes after the batch, so that a write cut short never leaves it without the records it counts.
+          if (seq !== undefined) {
+            const position: PositionRecord = { t: 'position', at: new Date().toISOString(), seq };
+            data = Buffer.concat([data, Buffer.from(`${JSON.stringify(position)}\n`)]);
+          }
+        }
         if (!this.handle) throw new Error('The journal is closed.');
-        await this.handle.write(data);
-        await this.handle.datasync();
+        for (let off = 0; off < data.length;) {
+          off += (await this.handle.write(data, off, data.length - off)).bytesWritten;
+        }
+        if (DSYNC_APPEND === undefined) await this.handle.datasync();
         this.size += data.length;
         for (const b of batch) b.done();
       } catch (err) {
@@ -270,8 +329,9 @@ export class DeliveryLog {
 
   private async rotate(): Promise<void> {
     await this.handle?.close();
+    this.handle = undefined;
     this.fileNo += 1;
-    this.handle = await open(fileName(this.dir, this.fileNo), 'a', 0o600);
+    await this.openFile();
     this.size = 0;
     for (const n of await journalFiles(this.dir)) {
       if (n <= this.fileNo - this.options.keepFiles) await rm(fileName(this.dir, n), { force: true });

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock.js';
 import { deliveryHeaders, forwardDelivery } from './forward.js';
-import type { DeliveryLog, DeliverySource, ReceivedRecord } from './journal.js';
+import type { DeliveryLog, DeliverySource, ReceivedRecord, StatusRecord } from './journal.js';
 import { RelayConnection } from './relay.js';
 import { checkDelivery, type RefusalReason } from './signature.js';
 
@@ -29,7 +29,10 @@ export type ListenEvent =
       receiver: string | null;
       relay: string | null;
       forward_to: string | null;
+      /** The relay position this run resumed after (from the journal); null on a first run. */
       resume_after: number | null;
+      /** The relay position now: deliveries after it are forwarded; null when the relay gave none. */
+      position: number | null;
       pending: number;
     }
   | { type: 'connected'; after: number | null }
@@ -71,6 +74,11 @@ export interface ListenOptions {
   highWaterMark?: number;
   relayIdleTimeoutMs?: number;
   relayBackoffMs?: number;
+  /**
+   * On a first connection without a known position, how long `start` waits for the relay's position
+   * event before it reports ready anyway (a server that sends none).
+   */
+  relayPositionWaitMs?: number;
   emit(event: ListenEvent): void;
 }
 
@@ -81,6 +89,29 @@ interface Job {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The request body as text; rejects with "too_large" past MAX_BODY_BYTES (the rest is drained). */
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      const over = size > MAX_BODY_BYTES;
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else if (!over) {
+        chunks.length = 0; // the rest is read and dropped
+        reject(new Error('too_large'));
+      }
+    });
+    req.once('end', () => {
+      if (size <= MAX_BODY_BYTES)
+        resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    });
+    req.once('error', reject);
+    req.once('aborted', () => reject(new Error('aborted')));
+  });
+}
 
 /**
  * `mkt webhooks listen`: takes deliveries from the relay stream and a local receiver, verifies them,
@@ -96,8 +127,14 @@ export class WebhookListener {
   private readonly room = new Set<() => void>();
   private readonly stopSignal = new AbortController();
   private readonly inflight = new Set<string>();
-  /** With a fresh journal, relay deliveries older than this are history: recorded, not forwarded. */
+  /**
+   * Only for a server that sends no position event and replays its whole history to a client without
+   * Last-Event-ID: on a first run (no position in the journal), relay deliveries older than this are
+   * history, recorded, not forwarded. Cleared as soon as the relay tells us its position.
+   */
   private historyBefore: number | undefined;
+  /** Journal writes of forward outcomes not yet on disk (stop waits for them). */
+  private readonly outcomes = new Set<Promise<void>>();
 
   constructor(private readonly o: ListenOptions) {}
 
@@ -117,16 +154,20 @@ export class WebhookListener {
     }
     const pending = this.o.forwardTo ? this.o.journal.pending() : [];
     for (const record of pending) this.enqueue(record, this.reportFor(record, 'valid'), this.o.clock.now());
-    // A server may replay its whole history to a client without Last-Event-ID; a first run only
-    // forwards what happens from now on (like `stripe listen`); the rest is journaled for resend.
-    if (this.o.journal.lastSeq === 0) this.historyBefore = this.o.clock.now() - 2_000;
+    const resumeAfter = this.o.journal.lastSeq;
+    // Without a position the relay stream is opened without Last-Event-ID: the server answers with its
+    // position and live deliveries only. A server that replays its whole history instead (no position
+    // event) gets the old first-run rule: only what happens from now on is forwarded (like `stripe
+    // listen`); the rest is journaled for resend.
+    if (resumeAfter === undefined) this.historyBefore = this.o.clock.now() - 2_000;
     if (this.o.relay) await this.startRelay(this.o.relay);
     this.o.emit({
       type: 'ready',
       receiver,
       relay: this.o.relay?.url.href ?? null,
       forward_to: this.o.forwardTo?.href ?? null,
-      resume_after: this.o.journal.lastSeq || null,
+      resume_after: resumeAfter ?? null,
+      position: this.o.relay ? (this.o.journal.lastSeq ?? null) : null,
       pending: pending.length,
     });
     return { receiver };
@@ -135,30 +176,58 @@ export class WebhookListener {
   private startRelay(relay: { url: URL; headers: Record<string, string> }): Promise<void> {
     return new Promise((resolve, reject) => {
       let first = true;
+      let waitTimer: NodeJS.Timeout | undefined;
+      // Ready once the resume point is known and on disk: what is sent from then on is never lost.
+      const ready = () => {
+        clearTimeout(waitTimer);
+        if (first) resolve();
+        first = false;
+      };
       this.relay = new RelayConnection(
         {
           url: relay.url,
           headers: relay.headers,
-          // A fresh journal has no position: take live deliveries only, like `stripe listen`.
-          resumeAfter: () => this.o.journal.lastSeq || undefined,
+          // No position yet: no Last-Event-ID, and the server tells us its position.
+          resumeAfter: () => this.o.journal.lastSeq,
           idleTimeoutMs: this.o.relayIdleTimeoutMs,
           initialBackoffMs: this.o.relayBackoffMs,
         },
         {
           delivery: (d) => {
             this.o.emit({ type: 'received', id: d.id, source: 'relay', seq: d.seq ?? null });
-            this.intake({ source: 'relay', seq: d.seq, id: d.id, headers: d.headers, body: d.body }).catch(
+            this.intake({ source: 'relay', seq: d.seq, id: d.id, headers: d.headers, body: d.body }).then(
+              ready,
               (err: Error) => this.o.emit({ type: 'warning', message: `Delivery ${d.id}: ${err.message}` }),
             );
           },
+          position: ({ seq, after }) => {
+            const known = this.o.journal.lastSeq;
+            if (after === undefined && known === undefined) {
+              this.historyBefore = undefined;
+            } else if (after !== undefined && seq < after) {
+              // Sequence numbers went back: the marketplace (a sandbox) was reset. Resume from its
+              // position, or deliveries numbered up to our old one would be skipped.
+              this.o.emit({
+                type: 'warning',
+                message: `The relay is at #${seq}, before our position #${after} (was the marketplace reset?); resuming from #${seq}.`,
+              });
+            } else return;
+            this.o.journal
+              .append({ t: 'position', at: new Date(this.o.clock.now()).toISOString(), seq })
+              .then(ready, (err: Error) => {
+                this.o.emit({ type: 'warning', message: `Journal: ${err.message}` });
+                ready();
+              });
+          },
           connected: (after) => {
             this.o.emit({ type: 'connected', after: after ?? null });
-            if (first) resolve();
-            first = false;
+            if (after !== undefined) ready();
+            else if (first) waitTimer = setTimeout(ready, this.o.relayPositionWaitMs ?? 1_000);
           },
           reconnecting: (r) =>
             this.o.emit({ type: 'reconnecting', attempt: r.attempt, delay_ms: r.delayMs, error: r.error }),
           fatal: (f) => {
+            clearTimeout(waitTimer);
             this.o.emit({ type: 'fatal', message: f.message, status: f.status });
             if (first) reject(Object.assign(new Error(f.message), { status: f.status }));
             first = false;
@@ -179,16 +248,12 @@ export class WebhookListener {
       return answer(405, { error: { code: 'method_not_allowed', message: 'Deliveries are POSTed.' } });
     }
     if (this.stopping) return answer(503, { error: { code: 'shutting_down', message: 'mkt is stopping.' } });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        return answer(413, {
-          error: { code: 'payload_too_large', message: 'Deliveries are at most 1 MiB.' },
-        });
-      }
-      chunks.push(chunk);
+    let body: string;
+    try {
+      body = await readBody(req);
+    } catch (err) {
+      if ((err as Error).message !== 'too_large') return;
+      return answer(413, { error: { code: 'payload_too_large', message: 'Deliveries are at most 1 MiB.' } });
     }
     const headers = deliveryHeaders(req.headers);
     const id = headers['x-marketplace-delivery'] || `local_${randomBytes(8).toString('hex')}`;
@@ -199,7 +264,7 @@ export class WebhookListener {
         source: 'local',
         id,
         headers,
-        body: Buffer.concat(chunks).toString('utf8'),
+        body,
       });
     } catch (err) {
       return answer(503, { error: { code: 'journal_failed', message: (err as Error).message } });
@@ -248,7 +313,7 @@ export class WebhookListener {
       body: input.body,
     };
     if (journal.statusOf(input.id) !== undefined || this.inflight.has(input.id)) {
-      if (input.seq !== undefined && input.seq > journal.lastSeq) journal.lastSeq = input.seq;
+      if (input.seq !== undefined && input.seq > (journal.lastSeq ?? -1)) journal.lastSeq = input.seq;
       const report = { ...this.reportFor(record, 'valid' as const), status: 'duplicate' as const };
       this.o.emit({ type: 'duplicate', report });
       return { status: 'duplicate' };
@@ -300,7 +365,7 @@ export class WebhookListener {
       }
       if (this.o.forwardTo) {
         record.forward_to = this.o.forwardTo.href;
-        await this.waitForRoom();
+        if (this.backlog >= (this.o.highWaterMark ?? 256)) await this.waitForRoom();
       }
       await journal.append(record);
       this.o.emit({ type: 'verified', report });
@@ -356,32 +421,36 @@ export class WebhookListener {
       const at = new Date(this.o.clock.now()).toISOString();
       const done = { ...report, attempts, response_status: result.status, time: at };
       if (result.ok) {
-        await this.o.journal.append({
-          t: 'status',
-          id: record.id,
-          at,
-          status: 'forwarded',
-          attempts,
-          response_status: result.status ?? undefined,
-          forward_to: target.href,
-        });
         const latency = Math.max(0, this.o.clock.now() - job.started);
-        this.o.emit({ type: 'forwarded', report: { ...done, status: 'forwarded', latency_ms: latency } });
+        this.outcome(
+          {
+            t: 'status',
+            id: record.id,
+            at,
+            status: 'forwarded',
+            attempts,
+            response_status: result.status ?? undefined,
+            forward_to: target.href,
+          },
+          { type: 'forwarded', report: { ...done, status: 'forwarded', latency_ms: latency } },
+        );
         return;
       }
       const error = result.error ?? `HTTP ${result.status}`;
       if (attempts >= tries) {
-        await this.o.journal.append({
-          t: 'status',
-          id: record.id,
-          at,
-          status: 'failed',
-          attempts,
-          ...(result.status !== null ? { response_status: result.status } : {}),
-          error,
-          forward_to: target.href,
-        });
-        this.o.emit({ type: 'forward_failed', report: { ...done, status: 'failed', reason: error } });
+        this.outcome(
+          {
+            t: 'status',
+            id: record.id,
+            at,
+            status: 'failed',
+            attempts,
+            ...(result.status !== null ? { response_status: result.status } : {}),
+            error,
+            forward_to: target.href,
+          },
+          { type: 'forward_failed', report: { ...done, status: 'failed', reason: error } },
+        );
         return;
       }
       const delay = (this.o.forwardBackoffMs ?? 1_000) * 2 ** (attempts - 1);
@@ -396,6 +465,26 @@ export class WebhookListener {
     }
   }
 
+  /**
+   * Journals the outcome of a forward and reports it once it is on disk. The forward slot is free at
+   * once: outcomes share group commits with the deliveries that arrive meanwhile. (Should the process
+   * die first, the delivery is still "received" in the journal and is forwarded again on the next start.)
+   */
+  private outcome(status: StatusRecord, event: ListenEvent): void {
+    const written: Promise<void> = this.o.journal.append(status).then(
+      () => {
+        this.outcomes.delete(written);
+        this.o.emit(event);
+      },
+      (err: Error) => {
+        this.outcomes.delete(written);
+        this.o.emit({ type: 'warning', message: `Journal: ${err.message}` });
+        this.o.emit(event);
+      },
+    );
+    this.outcomes.add(written);
+  }
+
   /** Stops taking deliveries, lets forwards in flight finish (waits for retries are cut short), flushes the journal. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -405,6 +494,7 @@ export class WebhookListener {
     const closed = this.server ? new Promise<void>((r) => this.server!.close(() => r())) : Promise.resolve();
     this.server?.closeIdleConnections();
     while (this.active > 0) await new Promise<void>((r) => this.idle.add(r));
+    await Promise.all(this.outcomes);
     this.server?.closeAllConnections();
     await closed;
     await this.o.journal.close();

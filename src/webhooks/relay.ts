@@ -67,6 +67,11 @@ export interface RelayDelivery {
 export interface RelayHandlers {
   delivery(delivery: RelayDelivery): void;
   connected(after: number | undefined): void;
+  /**
+   * The server told us where its stream is (`event: position`, the newest sequence number), before
+   * any delivery; `after` is the Last-Event-ID this connection was opened with.
+   */
+  position(info: { seq: number; after: number | undefined }): void;
   reconnecting(info: { attempt: number; delayMs: number; error: string }): void;
   /** The server refused us for good (401, 403, 404): no point in reconnecting. */
   fatal(info: { status: number; message: string }): void;
@@ -98,6 +103,7 @@ export class RelayConnection {
   private attempt = 0;
   private retryMs: number | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private after: number | undefined;
 
   constructor(
     private readonly options: RelayOptions,
@@ -131,6 +137,7 @@ export class RelayConnection {
   private connect(): void {
     const { url } = this.options;
     const after = this.options.resumeAfter();
+    this.after = after;
     const headers: Record<string, string> = {
       accept: 'text/event-stream',
       'cache-control': 'no-store',
@@ -191,6 +198,7 @@ export class RelayConnection {
   }
 
   private dispatch(m: SseMessage): void {
+    if (m.event === 'position') return this.dispatchPosition(m);
     if (m.event !== 'delivery') return;
     try {
       const d = JSON.parse(m.data) as { delivery_id?: unknown; headers?: unknown; body?: unknown };
@@ -208,6 +216,22 @@ export class RelayConnection {
         `A relay message (id ${m.id ?? '-'}) is not a delivery {delivery_id, headers, body}.`,
       );
     }
+  }
+
+  private dispatchPosition(m: SseMessage): void {
+    let seq: unknown;
+    try {
+      seq = (JSON.parse(m.data) as { last_id?: unknown }).last_id;
+    } catch {
+      // not JSON: the id line alone says it
+    }
+    if (typeof seq === 'string' && /^\d{1,15}$/.test(seq)) seq = Number(seq);
+    if (seq === undefined && m.id !== undefined && /^\d{1,15}$/.test(m.id)) seq = Number(m.id);
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) {
+      this.on.malformed(`A relay position message (id ${m.id ?? '-'}) has no sequence number {last_id}.`);
+      return;
+    }
+    this.on.position({ seq, after: this.after });
   }
 
   private scheduleReconnect(error: string): void {

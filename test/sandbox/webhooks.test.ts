@@ -180,6 +180,8 @@ describe('relay stream', () => {
     const live = await openStream(sb, sb.seed.app.id, key);
     expect(live.status).toBe(200);
     expect(live.contentType).toContain('text/event-stream');
+    // Without Last-Event-ID: the position first (no deliveries yet: 0), then live deliveries.
+    expect(await live.next()).toEqual({ id: '0', event: 'position', data: { last_id: 0 } });
     const first = await simulate('user.authorized');
     expect(first.json.listeners).toBe(1);
     const e1 = await live.next();
@@ -203,6 +205,27 @@ describe('relay stream', () => {
     const next = await simulate('user.authorized');
     expect((await resumed.next()).data.delivery_id).toBe(next.json.delivery_id);
     resumed.close();
+
+    // A new client without Last-Event-ID gets no history: its position, then only what happens next.
+    const fresh = await openStream(sb, sb.seed.app.id, key);
+    expect(await fresh.next()).toEqual({ id: '5', event: 'position', data: { last_id: 5 } });
+    const live2 = await simulate('subscription.created');
+    expect(await fresh.next()).toMatchObject({
+      id: '6',
+      event: 'delivery',
+      data: { delivery_id: live2.json.delivery_id },
+    });
+    fresh.close();
+    // Last-Event-ID: 0 means "everything": all six.
+    const all = await openStream(sb, sb.seed.app.id, key, '0');
+    const everything: string[] = [];
+    for (let i = 0; i < 6; i++) everything.push((await all.next()).id);
+    expect(everything).toEqual(['1', '2', '3', '4', '5', '6']);
+    all.close();
+    // A Last-Event-ID beyond the newest delivery (the sandbox was reset): the position again.
+    const ahead = await openStream(sb, sb.seed.app.id, key, '99');
+    expect(await ahead.next()).toEqual({ id: '6', event: 'position', data: { last_id: 6 } });
+    ahead.close();
 
     const bad = await call(sb, 'GET', `/api/v1/apps/${sb.seed.app.id}/webhooks/stream`, {
       key,

@@ -1,5 +1,7 @@
 import { verify } from '@octokit/webhooks-methods';
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMkt, tempDir } from '../support/cli.js';
@@ -121,6 +123,113 @@ describe('mkt webhooks listen', () => {
     await l.waitFor(() => forwardedIds(l).includes(after));
     expect(l.lines.find((x) => x.type === 'ready')).toMatchObject({ resume_after: expect.any(Number) });
     expect(accepted()).toEqual([...before, ...during, after]);
+  });
+
+  it('a first run that received nothing still resumes: what was sent while it was down is forwarded once', async () => {
+    let l = listen();
+    await ready(l);
+    // The relay told the first run its position; the journal keeps it although no delivery came.
+    expect(l.lines.find((x) => x.type === 'ready')).toMatchObject({ resume_after: null, position: 0 });
+    l.child.kill('SIGINT');
+    expect(await l.exit()).toEqual({ code: 130, signal: null });
+    const during: string[] = [];
+    for (const event of ['subscription.created', 'user.authorized', 'subscription.cancelled']) {
+      during.push((await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), event)).delivery_id);
+    }
+    l = listen();
+    await l.waitFor(() => during.every((id) => forwardedIds(l).includes(id)));
+    expect(l.lines.find((x) => x.type === 'ready')).toMatchObject({ resume_after: 0 });
+    const after = (await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'user.revoked')).delivery_id;
+    await l.waitFor(() => forwardedIds(l).includes(after));
+    expect(accepted()).toEqual([...during, after]);
+    expect(l.lines.filter((x) => x.type === 'filtered')).toEqual([]);
+    // Killed without a chance to flush, and started again: nothing twice, nothing lost.
+    l.child.kill('SIGKILL');
+    await l.exit();
+    const later = (await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'subscription.created'))
+      .delivery_id;
+    l = listen();
+    await l.waitFor(() => forwardedIds(l).includes(later));
+    expect(accepted()).toEqual([...during, after, later]);
+  });
+
+  it('a fresh listen does not forward the history of the app', async () => {
+    const old: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      old.push((await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'user.authorized')).delivery_id);
+    }
+    const l = listen();
+    await ready(l);
+    expect(l.lines.find((x) => x.type === 'ready')).toMatchObject({ resume_after: null, position: 3 });
+    const fresh = (await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'subscription.created'))
+      .delivery_id;
+    await l.waitFor(() => forwardedIds(l).includes(fresh));
+    expect(accepted()).toEqual([fresh]);
+    l.child.kill('SIGINT');
+    await l.exit();
+    // The sandbox sent no history at all: the journal knows only the new delivery.
+    const list = await runMkt(['webhooks', 'deliveries', '--app', app(), '--json'], dir.path, { env: env() });
+    expect(JSON.parse(list.stdout).map((d: { id: string }) => d.id)).toEqual([fresh]);
+  });
+
+  it('tolerates a relay that replays its whole history without Last-Event-ID (no position event)', async () => {
+    const secret = 'whsec_old_server';
+    const frame = (seq: number, ageMs: number) => {
+      const body = JSON.stringify({
+        event: 'user.authorized',
+        timestamp: new Date(Date.now() - ageMs).toISOString(),
+        data: { user_id: `usr_${seq}` },
+      });
+      const headers = {
+        'content-type': 'application/json',
+        'x-marketplace-signature': sign(secret, body),
+        'x-marketplace-delivery': `dlv_old${seq}`,
+        'x-marketplace-event': 'user.authorized',
+      };
+      return `id: ${seq}\nevent: delivery\ndata: ${JSON.stringify({ delivery_id: `dlv_old${seq}`, headers, body })}\n\n`;
+    };
+    const asked: Array<string | undefined> = [];
+    const streams: http.ServerResponse[] = [];
+    const server = http.createServer((req, res) => {
+      const last = req.headers['last-event-id'] as string | undefined;
+      asked.push(last);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': hello\n\n');
+      if (last === undefined) res.write(frame(1, 3_600_000) + frame(2, 3_600_000));
+      streams.push(res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const site = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const run = () => {
+        const l = spawnListen(
+          ['--app', 'app_old', '--forward-to', target.url, '--forward-backoff', '50'],
+          dir.path,
+          { MKT_SITE_URL: site, MKT_API_KEY: 'test_old', MKT_WEBHOOK_SECRET: secret },
+        );
+        running.push(l);
+        return l;
+      };
+      let l = run();
+      await ready(l);
+      await l.waitFor((lines) => lines.filter((x) => x.type === 'filtered').length === 2);
+      expect(l.lines.filter((x) => x.type === 'filtered').map((x) => [x.id, x.reason])).toEqual([
+        ['dlv_old1', 'history'],
+        ['dlv_old2', 'history'],
+      ]);
+      streams.at(-1)!.write(frame(3, 0));
+      await l.waitFor(() => forwardedIds(l).includes('dlv_old3'));
+      l.child.kill('SIGINT');
+      await l.exit();
+      l = run();
+      await ready(l);
+      expect(asked).toEqual([undefined, '3']);
+      expect(accepted()).toEqual(['dlv_old3']);
+    } finally {
+      for (const r of streams) r.destroy();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it('refuses forged, stale and malformed deliveries on the local receiver, records them and forwards none', async () => {

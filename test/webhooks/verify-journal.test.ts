@@ -134,4 +134,25 @@ describe('DeliveryLog', () => {
     expect(reopened.lastSeq).toBe(40);
     await reopened.close();
   });
+  it('keeps the relay position given without a delivery, across reopening and rotation', async () => {
+    const jdir = join(dir.path, 'pos');
+    const log = await DeliveryLog.open(jdir, { maxFileBytes: 600, keepFiles: 2 });
+    expect(log.lastSeq).toBeUndefined();
+    await log.append({ t: 'position', at: new Date().toISOString(), seq: 17 });
+    await log.close();
+    let reopened = await DeliveryLog.open(jdir, { maxFileBytes: 600, keepFiles: 2 });
+    expect(reopened.lastSeq).toBe(17);
+    // Local deliveries (no sequence numbers) rotate the files that held the position away.
+    for (let i = 0; i < 30; i++) {
+      await reopened.append({ ...received(`dlv_local${i}`, 0), source: 'local', seq: undefined });
+    }
+    await reopened.close();
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(jdir)).not.toContain('journal-1.jsonl');
+    reopened = await DeliveryLog.open(jdir);
+    expect(reopened.lastSeq).toBe(17);
+    await reopened.close();
+    const { readJournal, summarize } = await import('../../src/webhooks/journal.js');
+    expect(summarize(await readJournal(jdir)).every((d) => d.id.startsWith('dlv_local'))).toBe(true);
+  });
 });

@@ -146,10 +146,21 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
     });
     let history = 0;
     let stopNow: ((why: NodeJS.Signals | 'fatal') => void) | undefined;
+    // Delivery lines are written to stdout in one write per turn of the event loop, not one each.
+    let batch = '';
+    const flush = () => {
+      if (batch) out.data(batch);
+      batch = '';
+    };
+    const data = (text: string) => {
+      if (!batch) setImmediate(flush);
+      batch += `${text}\n`;
+      if (batch.length > 65_536) flush();
+    };
     const render = (e: ListenEvent) => {
       if (deps.json) {
         if (e.type === 'ready' || 'report' in e)
-          out.data(JSON.stringify('report' in e ? { type: e.type, ...e.report } : e));
+          data(JSON.stringify('report' in e ? { type: e.type, ...e.report } : e));
         else if (e.type === 'reconnecting' || e.type === 'warning' || e.type === 'fatal')
           out.info(JSON.stringify(e));
         return;
@@ -157,7 +168,7 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
       switch (e.type) {
         case 'ready':
           out.success(
-            `Ready. ${e.relay ? `Relay: ${appId}${e.resume_after ? ` (resuming after #${e.resume_after})` : ''}. ` : ''}Local receiver: ${e.receiver}`,
+            `Ready. ${e.relay ? `Relay: ${appId}${e.resume_after !== null ? ` (resuming after #${e.resume_after})` : e.position !== null ? ` (new deliveries after #${e.position})` : ''}. ` : ''}Local receiver: ${e.receiver}`,
           );
           out.info(
             e.forward_to
@@ -190,7 +201,7 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
           return;
         case 'filtered':
           if (e.report.reason === 'history') history += 1;
-          else out.data(line(e.report));
+          else data(line(e.report));
           if (history === 1 && e.report.reason === 'history') {
             out.info(
               out.dim(
@@ -200,10 +211,10 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
           }
           return;
         case 'verified':
-          if (!forwardTo) out.data(line(e.report));
+          if (!forwardTo) data(line(e.report));
           return;
         default:
-          out.data(line(e.report));
+          data(line(e.report));
       }
     };
     const line = (r: DeliveryReport) =>
@@ -222,6 +233,7 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
       await listener.start();
     } catch (err) {
       await listener.stop().catch(() => {});
+      flush();
       const status = (err as { status?: number }).status;
       if (status === 401 || status === 403) {
         throw new MktError('relay_refused', `The relay stream refused us: ${(err as Error).message}`, 4, {
@@ -246,6 +258,7 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
     if (!deps.json) out.info('Stopping: finishing forwards in flight…');
     process.once('SIGINT', () => process.exit(130)); // a second Ctrl-C does not wait
     await listener.stop();
+    flush();
     if (!deps.json) out.info('Journal flushed. Bye.');
     if (signal === 'fatal') {
       throw new MktError('relay_refused', 'The relay stream stopped accepting our credential.', 4, {
