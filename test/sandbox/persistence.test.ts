@@ -147,6 +147,8 @@ describe('delivery history', () => {
   it('close() ends relay streams', async () => {
     sb = await startTestSandbox({ dataDir });
     const stream = await openStream(sb, sb.seed.app.id, sb.seed.test_key);
+    // A client without Last-Event-ID is told its position first (docs/PROTOCOL.md, relay stream).
+    expect((await stream.next()).event).toBe('position');
     await sb.close();
     sb = undefined;
     await expect(stream.next()).rejects.toThrow('stream ended');
