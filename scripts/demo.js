@@ -53,12 +53,21 @@ function background(args, ready, { echo = true } = {}) {
   const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.push(child);
   let output = '';
+  const waiters = new Set();
+  /** Resolves once the output contains `text`. */
+  const waitFor = (text) =>
+    new Promise((resolve) => {
+      const check = () => output.includes(text) && (waiters.delete(check), resolve());
+      waiters.add(check);
+      check();
+    });
   return new Promise((resolve, reject) => {
     const onData = (d) => {
       output += d;
       if (echo) process.stdout.write(d.replace(/^(?=.)/gm, '  │ '));
+      for (const check of [...waiters]) check();
       const result = ready(output);
-      if (result) resolve({ child, result });
+      if (result) resolve({ child, result, waitFor });
     };
     child.stdout.setEncoding('utf8').on('data', onData);
     child.stderr.setEncoding('utf8').on('data', onData);
@@ -188,8 +197,9 @@ async function main() {
     'Receive webhooks on this machine (your server stands at ' + target.url + ')',
     `mkt webhooks listen --app ${seed.app.id} --forward-to ${target.url}`,
   );
-  await background(['webhooks', 'listen', '--app', seed.app.id, '--forward-to', target.url], (out) =>
-    out.includes('Ready.'),
+  const listen = await background(
+    ['webhooks', 'listen', '--app', seed.app.id, '--forward-to', target.url],
+    (out) => out.includes('Ready.'),
   );
 
   step(
@@ -211,6 +221,7 @@ async function main() {
     process.exit(1);
   }, 15_000);
   const got = await target.next('subscription.created');
+  await listen.waitFor(`${got.id}  relay`); // listen's own line for it, printed once journaled
   clearTimeout(timeout);
   if (!got.valid) throw new Error('The forwarded delivery did not verify at the local server.');
   console.log(
@@ -221,18 +232,15 @@ async function main() {
   console.log();
 }
 
+/** Stops the background commands newest first (listen before the sandbox it listens to). */
 async function stopAll() {
-  await Promise.all(
-    running.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve();
-          child.removeAllListeners('close');
-          child.on('close', resolve);
-          child.kill('SIGINT');
-        }),
-    ),
-  );
+  for (const child of running.reverse()) {
+    if (child.exitCode !== null) continue;
+    child.removeAllListeners('close');
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    child.kill('SIGINT');
+    await closed;
+  }
   rmSync(work, { recursive: true, force: true });
 }
 

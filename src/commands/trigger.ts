@@ -81,11 +81,11 @@ Fields left out get defaults (the app's first test user, the user's plan, now). 
         w.status === 'delivered'
           ? `delivered to ${w.url} (${w.response_status})`
           : w.status === 'no_url'
-            ? 'no webhook URL set (mkt apps update --webhook-url URL)'
+            ? 'no URL set (mkt apps update --webhook-url URL)'
             : `failed at ${w.url}: ${w.error ?? w.response_status}; the marketplace retries`;
       const out = deps.out;
       (w.status === 'failed' ? out.warn.bind(out) : out.success.bind(out))(
-        `${event} ${result.delivery_id}: webhook ${hook}`,
+        `Sent ${event} (${result.delivery_id}); webhook: ${hook}`,
       );
       out.info(
         `  relay listeners: ${result.listeners}${result.listeners === 0 ? ' (start one with mkt webhooks listen)' : ''}`,
