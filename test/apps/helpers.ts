@@ -1,15 +1,7 @@
 import { spawn } from 'node:child_process';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { MKT_BIN, baseEnv, type MktResult } from '../support/cli.js';
+import { startServer, type Seen } from '../support/server.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-
-/** A request a local test server saw. */
-export interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-}
 
 /** A node:http server on 127.0.0.1 that records every request and answers with `respond`. */
 export async function startRecordingServer(
@@ -18,24 +10,11 @@ export async function startRecordingServer(
     body: { error: { code: 'test_server', message: 'this server only counts requests' } },
   }),
 ): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
-    seen.push(entry);
-    req.resume();
-    req.on('end', () => {
-      const { status, body } = respond(entry);
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(body === undefined ? '' : JSON.stringify(body));
-    });
+  return startServer((_req, res, seen) => {
+    const { status, body } = respond(seen);
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(body === undefined ? '' : JSON.stringify(body));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    seen,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
 }
 
 /** An access token for the sandbox's developer (the owner of every seeded app), with these scopes. */

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createProxy } from 'proxy';
 import { runMkt, tempDir } from '../support/cli.js';
-import { json, startServer } from './server.js';
+import { json, startServer } from '../support/server.js';
 
 const KEY = 'test_k3yValueThatMustNeverLeak';
 let dir: { path: string; remove(): Promise<void> };

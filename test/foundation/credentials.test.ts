@@ -4,7 +4,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AutoStore, FileStore, KeychainStore } from '../../src/credentials/store.js';
 import { runMkt, tempDir } from '../support/cli.js';
-import { json, startServer } from './server.js';
+import { json, startServer } from '../support/server.js';
 
 let dir: { path: string; remove(): Promise<void> };
 beforeEach(async () => {
