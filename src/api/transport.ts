@@ -152,3 +152,39 @@ function toUnreachable(err: unknown, req: HttpRequest): Error {
   (wrapped as { cause?: unknown }).cause = { code, message: e.message };
   return wrapped;
 }
+
+/** A response whose body is read as it arrives (the relay's Server-Sent Events). */
+export interface StreamResponse {
+  status: number;
+  body: NodeJS.ReadableStream & { setEncoding(encoding: BufferEncoding): unknown };
+}
+
+/**
+ * Opens a long-lived GET: node:http(s) directly, or undici through HTTPS_PROXY / HTTP_PROXY
+ * (honouring NO_PROXY), like `send`. Aborting `signal` closes it.
+ */
+export async function openStream(
+  url: URL,
+  headers: Record<string, string>,
+  env: Env,
+  signal: AbortSignal,
+): Promise<StreamResponse> {
+  if (proxyConfigured(env)) {
+    const { EnvHttpProxyAgent, request } = await import('undici');
+    const dispatcher = new EnvHttpProxyAgent({
+      httpProxy: env.HTTP_PROXY || env.http_proxy,
+      httpsProxy: env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy,
+      noProxy: env.NO_PROXY ?? env.no_proxy ?? '',
+    });
+    signal.addEventListener('abort', () => void dispatcher.destroy(), { once: true });
+    const res = await request(url, { method: 'GET', headers, dispatcher, signal, bodyTimeout: 0 });
+    return { status: res.statusCode, body: res.body };
+  }
+  const mod = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = mod.request(url, { method: 'GET', headers, signal });
+    req.on('error', reject);
+    req.on('response', (res) => resolve({ status: res.statusCode ?? 0, body: res }));
+    req.end();
+  });
+}

@@ -56,7 +56,7 @@ export interface ListenOptions {
   /** Replay window in seconds for the local receiver. */
   toleranceSeconds: number;
   /** Relay stream URL and auth headers; undefined with --no-relay. */
-  relay?: { url: URL; headers: Record<string, string> };
+  relay?: { url: URL; headers: Record<string, string>; env?: Record<string, string | undefined> };
   /** Local receiver port (0: any); undefined for no local receiver. */
   port?: number;
   host?: string;
@@ -173,7 +173,7 @@ export class WebhookListener {
     return { receiver };
   }
 
-  private startRelay(relay: { url: URL; headers: Record<string, string> }): Promise<void> {
+  private startRelay(relay: NonNullable<ListenOptions['relay']>): Promise<void> {
     return new Promise((resolve, reject) => {
       let first = true;
       let waitTimer: NodeJS.Timeout | undefined;
@@ -187,6 +187,7 @@ export class WebhookListener {
         {
           url: relay.url,
           headers: relay.headers,
+          env: relay.env,
           // No position yet: no Last-Event-ID, and the server tells us its position.
           resumeAfter: () => this.o.journal.lastSeq,
           idleTimeoutMs: this.o.relayIdleTimeoutMs,

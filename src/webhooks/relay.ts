@@ -1,6 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
+import { openStream, type StreamResponse } from '../api/transport.js';
 
 /** One Server-Sent Events message. */
 export interface SseMessage {
@@ -83,6 +82,8 @@ export interface RelayHandlers {
 export interface RelayOptions {
   url: URL;
   headers: Record<string, string>;
+  /** Proxy settings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY). */
+  env?: Record<string, string | undefined>;
   /** The sequence number to resume after (Last-Event-ID); undefined for live deliveries only. */
   resumeAfter(): number | undefined;
   /** No bytes (not even a keep-alive comment) for this long means a dead connection. */
@@ -96,8 +97,8 @@ export interface RelayOptions {
  * exponential backoff (a dead connection is noticed by its silence) and resuming with Last-Event-ID.
  */
 export class RelayConnection {
-  private request: http.ClientRequest | undefined;
-  private response: http.IncomingMessage | undefined;
+  private connection: AbortController | undefined;
+  private response: StreamResponse['body'] | undefined;
   private stopped = false;
   private paused = false;
   private attempt = 0;
@@ -131,7 +132,7 @@ export class RelayConnection {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
-    this.request?.destroy();
+    this.connection?.abort();
   }
 
   private connect(): void {
@@ -144,57 +145,58 @@ export class RelayConnection {
       ...this.options.headers,
     };
     if (after !== undefined) headers['last-event-id'] = String(after);
-    const get = url.protocol === 'https:' ? https.request : http.request;
+    const connection = new AbortController();
+    this.connection = connection;
     let done = false;
     const fail = (error: string) => {
       if (done) return;
       done = true;
       clearTimeout(this.timer);
-      req.destroy();
+      connection.abort();
       this.response = undefined;
       this.scheduleReconnect(error);
     };
-    const req = get(url, { method: 'GET', headers });
-    this.request = req;
     const idleMs = this.options.idleTimeoutMs ?? 45_000;
     const armIdle = () => {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => fail(`no data for ${Math.round(idleMs / 1000)} s`), idleMs);
     };
     armIdle();
-    req.on('error', (err) => fail(err.message));
-    req.on('response', (res) => {
-      if (res.statusCode !== 200) {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d.slice(0, 2000)));
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          const message = describeRefusal(status, text);
-          if ([401, 403, 404].includes(status)) {
-            done = true;
-            clearTimeout(this.timer);
-            this.on.fatal({ status, message });
-          } else fail(message);
+    openStream(url, headers, this.options.env ?? {}, connection.signal).then(
+      ({ status, body }) => {
+        if (status !== 200) {
+          let text = '';
+          body.setEncoding('utf8');
+          body.on('data', (d: string) => (text += d.slice(0, 2000)));
+          body.on('error', (err: Error) => fail(err.message));
+          body.on('end', () => {
+            const message = describeRefusal(status, text);
+            if ([401, 403, 404].includes(status)) {
+              done = true;
+              clearTimeout(this.timer);
+              this.on.fatal({ status, message });
+            } else fail(message);
+          });
+          return;
+        }
+        this.response = body;
+        this.attempt = 0;
+        this.on.connected(after);
+        if (this.paused) body.pause();
+        const decoder = new StringDecoder('utf8');
+        const parser = new SseParser(
+          (m) => this.dispatch(m),
+          (ms) => (this.retryMs = ms),
+        );
+        body.on('data', (chunk: Buffer) => {
+          armIdle();
+          parser.push(decoder.write(chunk));
         });
-        return;
-      }
-      this.response = res;
-      this.attempt = 0;
-      this.on.connected(after);
-      if (this.paused) res.pause();
-      const decoder = new StringDecoder('utf8');
-      const parser = new SseParser(
-        (m) => this.dispatch(m),
-        (ms) => (this.retryMs = ms),
-      );
-      res.on('data', (chunk: Buffer) => {
-        armIdle();
-        parser.push(decoder.write(chunk));
-      });
-      res.on('end', () => fail('the server closed the stream'));
-      res.on('error', (err) => fail(err.message));
-    });
-    req.end();
+        body.on('end', () => fail('the server closed the stream'));
+        body.on('error', (err: Error) => fail(err.message));
+      },
+      (err: Error) => fail(err.message),
+    );
   }
 
   private dispatch(m: SseMessage): void {

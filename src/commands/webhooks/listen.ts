@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { MktError, UsageError } from '../../errors.js';
 import { flags } from '../../flags.js';
-import type { DeliveryReport, ListenEvent } from '../../webhooks/listen.js';
+import type { DeliveryReport, ListenEvent, ListenOptions } from '../../webhooks/listen.js';
 
 export default class WebhooksListen extends BaseCommand<typeof WebhooksListen> {
   static summary = "Receive the app's webhook deliveries, verify, journal and forward them.";
@@ -96,7 +96,7 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
     const appId = f.relay
       ? await resolveAppId(deps, f.app)
       : (f.app ?? (await deps.config.get(deps.profile, 'app')));
-    let relay: { url: URL; headers: Record<string, string> } | undefined;
+    let relay: ListenOptions['relay'];
     if (f.relay) {
       const credential = await deps.session.credential();
       if (!credential) {
@@ -107,6 +107,7 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
       const { userAgent } = await import('../../version.js');
       relay = {
         url: deps.api.url(`/apps/${encodeURIComponent(appId!)}/webhooks/stream`),
+        env: deps.env,
         headers: {
           'user-agent': userAgent(),
           ...(credential.kind === 'token'
