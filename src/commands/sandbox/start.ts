@@ -56,6 +56,11 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       }
       throw err;
     }
+    // Listen for Ctrl-C before announcing anything: whoever reads the announcement may signal at once.
+    const stopped = new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
     const { seed } = sandbox;
     const info = { site_url: sandbox.siteUrl, data_dir: folder, ...seed };
     if (deps.json) this.logJson(info);
@@ -88,10 +93,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       );
       deps.out.info('Press Ctrl-C to stop.');
     }
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-    });
+    const signal = await stopped;
     deps.out.info('Stopping the sandbox: finishing deliveries and saving state…');
     await sandbox.close();
     deps.out.info('Stopped.');

@@ -230,8 +230,16 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
           : r.status + (r.reason ? ` (${r.reason})` : ''),
       ].join('  ');
 
+    // Listen for Ctrl-C before announcing "ready": whoever reads it may signal at once.
+    const stopped = new Promise<NodeJS.Signals | 'fatal'>((resolve) => {
+      stopNow = resolve;
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
     try {
-      await listener.start();
+      const starting = listener.start();
+      starting.catch(() => undefined); // a failure after Ctrl-C won the race is of no interest
+      await Promise.race([starting, stopped]);
     } catch (err) {
       await listener.stop().catch(() => {});
       flush();
@@ -251,11 +259,7 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
       }
       throw err;
     }
-    const signal = await new Promise<NodeJS.Signals | 'fatal'>((resolve) => {
-      stopNow = resolve;
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-    });
+    const signal = await stopped;
     if (!deps.json) out.info('Stopping: finishing forwards in flight…');
     process.once('SIGINT', () => process.exit(130)); // a second Ctrl-C does not wait
     await listener.stop();
