@@ -35,6 +35,13 @@ ${body}
 `;
 }
 
+/** What each scope lets the application do, in the person's words (CONTRACT.md section 2). */
+const SCOPE_MEANINGS: Record<string, string> = {
+  'identity:read': 'see your name, e-mail address and avatar',
+  'entitlements:read': 'see your plan, its status, features and usage',
+  'apps:write': 'manage your applications, pricing plans, keys and test events',
+};
+
 /** The consent page of `GET /oauth/authorize` (docs/PROTOCOL.md, OAuth). */
 export function consentPage(input: {
   app: AppRecord;
@@ -42,7 +49,12 @@ export function consentPage(input: {
   users: UserRecord[];
   hidden: Record<string, string>;
 }): string {
-  const scopes = input.scopes.map((s) => `<li><code>${escapeHtml(s)}</code></li>`).join('\n');
+  const scopes = input.scopes
+    .map((s) => {
+      const meaning = SCOPE_MEANINGS[s];
+      return `<li><code>${escapeHtml(s)}</code>${meaning ? ` — ${meaning}` : ''}</li>`;
+    })
+    .join('\n');
   const options = input.users
     .map(
       (u) =>
