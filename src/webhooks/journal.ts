@@ -121,7 +121,16 @@ function parseLines(text: string, onBad: () => void): JournalRecord[] {
 export async function readJournal(dir: string): Promise<JournalRecord[]> {
   const records: JournalRecord[] = [];
   for (const n of await journalFiles(dir)) {
-    records.push(...parseLines(await readFile(fileName(dir, n), 'utf8'), () => {}));
+    let text: string;
+    try {
+      text = await readFile(fileName(dir, n), 'utf8');
+    } catch (err) {
+      // A running listener rotated the journal and removed its oldest file since we listed them.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    // A line a running listener is writing right now has no newline yet: it is skipped like a bad one.
+    records.push(...parseLines(text, () => {}));
   }
   return records;
 }
@@ -160,7 +169,13 @@ export function summarize(records: JournalRecord[]): DeliverySummary[] {
   return [...byId.values()];
 }
 
-/** Appends one record to the newest journal file of `dir` (for `resend`, beside a running `listen`). */
+/**
+ * Appends one record to the newest journal file of `dir` (for `resend`, beside a running `listen`).
+ * Safe beside a running listener: the line goes out in one write on its own O_APPEND descriptor, so
+ * it lands whole after whatever the listener wrote, never inside a line of it; the listener neither
+ * reads the file back nor counts on its size for more than when to rotate. Should the listener rotate
+ * meanwhile, the line lands in the file before the new one, which is read in order all the same.
+ */
 export async function appendRecord(dir: string, record: JournalRecord): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const files = await journalFiles(dir);

@@ -10,12 +10,23 @@ export interface ListenProcess {
   lines: Array<Record<string, unknown>>;
   stderr(): string;
   waitFor(pred: (lines: Array<Record<string, unknown>>) => boolean, timeoutMs?: number): Promise<void>;
+  /** Waits until stderr (progress, warnings; JSON lines for reconnects with --json) satisfies `pred`. */
+  waitForStderr(pred: (stderr: string) => boolean, timeoutMs?: number): Promise<void>;
   exit(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Spawns the built CLI's `webhooks listen --json` and collects its stdout lines. */
-export function spawnListen(args: string[], configDir: string, env: Record<string, string>): ListenProcess {
-  const child = spawn(process.execPath, [MKT_BIN, 'webhooks', 'listen', '--json', ...args], {
+/**
+ * Spawns the built CLI's `webhooks listen --json` (`json: false`: without --json, each stdout line
+ * then a `{type: 'not_json', text}`) and collects its stdout lines.
+ */
+export function spawnListen(
+  args: string[],
+  configDir: string,
+  env: Record<string, string>,
+  options: { json?: boolean } = {},
+): ListenProcess {
+  const json = options.json === false ? [] : ['--json'];
+  const child = spawn(process.execPath, [MKT_BIN, 'webhooks', 'listen', ...json, ...args], {
     env: { ...baseEnv(configDir), ...env },
     stdio: 'pipe',
   });
@@ -37,38 +48,43 @@ export function spawnListen(args: string[], configDir: string, env: Record<strin
     }
     for (const w of waiters) w();
   });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+    for (const w of waiters) w();
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => {
       for (const w of waiters) w();
       resolve({ code, signal });
     }),
   );
+  const until = (done: () => boolean, timeoutMs: number) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (done()) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve();
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          reject(new Error(`listen exited (${child.exitCode ?? child.signalCode}); stderr:\n${err}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`timed out; lines: ${JSON.stringify(lines.slice(-5))}\nstderr:\n${err}`));
+      }, timeoutMs);
+      waiters.add(check);
+      check();
+    });
   return {
     child,
     lines,
     stderr: () => err,
     exit: () => exited,
-    waitFor: (pred, timeoutMs = 15_000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          if (pred(lines)) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            resolve();
-          } else if (child.exitCode !== null || child.signalCode !== null) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            reject(new Error(`listen exited (${child.exitCode ?? child.signalCode}); stderr:\n${err}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`timed out; lines: ${JSON.stringify(lines.slice(-5))}\nstderr:\n${err}`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
-      }),
+    waitFor: (pred, timeoutMs = 15_000) => until(() => pred(lines), timeoutMs),
+    waitForStderr: (pred, timeoutMs = 15_000) => until(() => pred(err), timeoutMs),
   };
 }
 

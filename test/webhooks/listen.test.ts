@@ -1,5 +1,5 @@
 import { verify } from '@octokit/webhooks-methods';
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ afterEach(async () => {
 const env = () => ({ MKT_SITE_URL: sandbox.siteUrl, MKT_API_KEY: sandbox.seed.test_key });
 const app = () => sandbox.seed.app.id;
 
-function listen(extra: string[] = []): ListenProcess {
+function listen(extra: string[] = [], options: { json?: boolean } = {}): ListenProcess {
   const l = spawnListen(
     [
       '--app',
@@ -44,11 +44,21 @@ function listen(extra: string[] = []): ListenProcess {
     ],
     dir.path,
     env(),
+    options,
   );
   running.push(l);
   return l;
 }
 const ready = (l: ListenProcess) => l.waitFor((lines) => lines.some((x) => x.type === 'ready'));
+const send = async (event: string) =>
+  (await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), event)).delivery_id;
+const journalFolder = () => join(dir.path, 'data', 'webhooks', app());
+const lockFile = () => join(journalFolder(), 'listen.lock');
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 const forwardedIds = (l: ListenProcess) => l.lines.filter((x) => x.type === 'forwarded').map((x) => x.id);
 /** Delivery ids the target accepted (answered 2xx), in arrival order. */
 const accepted = () =>
@@ -343,5 +353,160 @@ describe('mkt webhooks listen', () => {
     });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('mkt webhooks deliveries');
+  });
+
+  it('reconnects after the sandbox restarts on the same port and data dir; later events arrive once', async () => {
+    // A sandbox whose data folder survives its restart (the default one is removed on close).
+    await sandbox.close();
+    const sandboxDir = join(dir.path, 'sandbox');
+    sandbox = await startTestSandbox({ dataDir: sandboxDir });
+    const { port } = sandbox;
+    const l = listen();
+    await ready(l);
+    const before = await send('subscription.created');
+    await l.waitFor(() => forwardedIds(l).includes(before));
+    await sandbox.close();
+    await l.waitForStderr((e) => e.includes('"type":"reconnecting"'));
+    sandbox = await startTestSandbox({ dataDir: sandboxDir, port });
+    expect(sandbox.port).toBe(port);
+    const after: string[] = [];
+    for (const event of ['user.authorized', 'subscription.cancelled', 'user.revoked'])
+      after.push(await send(event));
+    await l.waitFor(() => after.every((id) => forwardedIds(l).includes(id)));
+    // One more after those: a copy of any earlier one would have reached the target before it.
+    const last = await send('subscription.created');
+    await l.waitFor(() => forwardedIds(l).includes(last));
+    expect(accepted()).toEqual([before, ...after, last]);
+    expect(forwardedIds(l)).toEqual([before, ...after, last]);
+    expect(l.lines.filter((x) => x.type === 'duplicate' || x.type === 'filtered')).toEqual([]);
+    l.child.kill('SIGINT');
+    expect(await l.exit()).toEqual({ code: 130, signal: null });
+  });
+
+  it('--events forwards only the events named; the others are journaled as filtered', async () => {
+    const l = listen(['--events', 'subscription.created']);
+    await ready(l);
+    const sent: Record<string, string> = {};
+    for (const event of ['user.authorized', 'subscription.created', 'subscription.cancelled']) {
+      sent[event] = await send(event);
+    }
+    const filtered = () => l.lines.filter((x) => x.type === 'filtered');
+    await l.waitFor(() => forwardedIds(l).includes(sent['subscription.created']!) && filtered().length === 2);
+    expect(filtered().map((x) => [x.id, x.event, x.reason])).toEqual([
+      [sent['user.authorized'], 'user.authorized', 'event_filter'],
+      [sent['subscription.cancelled'], 'subscription.cancelled', 'event_filter'],
+    ]);
+    const last = await send('subscription.created');
+    await l.waitFor(() => forwardedIds(l).includes(last));
+    expect(accepted()).toEqual([sent['subscription.created'], last]);
+    const list = await runMkt(
+      ['webhooks', 'deliveries', '--app', app(), '--status', 'filtered', '--json'],
+      dir.path,
+      { env: env() },
+    );
+    expect(list.code).toBe(0);
+    expect(
+      JSON.parse(list.stdout).map((d: { id: string; event: string; reason: string }) => [d.id, d.reason]),
+    ).toEqual([
+      [sent['user.authorized'], 'event_filter'],
+      [sent['subscription.cancelled'], 'event_filter'],
+    ]);
+  });
+
+  it('--print-secret prints the signing secret on stdout (a JSON line with --json)', async () => {
+    const secret = sandbox.seed.app.webhook_secret;
+    const j = listen(['--print-secret']);
+    await ready(j);
+    expect(j.lines[0]).toEqual({ type: 'secret', secret, source: 'marketplace' });
+    j.child.kill('SIGINT');
+    await j.exit();
+    const h = listen(['--print-secret'], { json: false });
+    await h.waitForStderr((e) => e.includes('Ready.'));
+    expect(h.lines[0]).toEqual({ type: 'not_json', text: secret });
+    expect(h.stderr()).toContain('(signing secret from marketplace)');
+    h.child.kill('SIGINT');
+    expect(await h.exit()).toEqual({ code: 130, signal: null });
+  });
+
+  describe('one listener per journal', () => {
+    it('refuses a second listen while the first runs; deliveries and resend keep working', async () => {
+      const first = listen();
+      await ready(first);
+      const held = JSON.parse(await readFile(lockFile(), 'utf8'));
+      expect(held).toMatchObject({ pid: first.child.pid, forward_to: target.url });
+      const second = await runMkt(
+        ['webhooks', 'listen', '--app', app(), '--forward-to', target.url],
+        dir.path,
+        {
+          env: env(),
+          timeoutMs: 20_000,
+        },
+      );
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`pid ${first.child.pid}`);
+      expect(second.stderr).toContain(journalFolder());
+      expect(second.stderr).toContain(`mkt webhooks deliveries --app ${app()}`);
+      const json = await runMkt(['webhooks', 'listen', '--app', app(), '--json'], dir.path, {
+        env: env(),
+        timeoutMs: 20_000,
+      });
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: 'listener_running' } });
+      // The refused ones left the lock alone.
+      expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toEqual(held);
+
+      const id = await send('subscription.created');
+      await first.waitFor(() => forwardedIds(first).includes(id));
+      const list = await runMkt(['webhooks', 'deliveries', '--app', app(), '--json'], dir.path, {
+        env: env(),
+      });
+      expect(list.code).toBe(0);
+      expect(JSON.parse(list.stdout)).toMatchObject([{ id, status: 'forwarded' }]);
+      const resend = await runMkt(['webhooks', 'resend', id, '--app', app(), '--json'], dir.path, {
+        env: env(),
+      });
+      expect(resend.code).toBe(0);
+      expect(accepted()).toEqual([id, id]);
+
+      // A delivery the listener is still retrying is its own: resend refuses it until it is settled.
+      target.setDown(true);
+      const pending = await send('user.authorized');
+      await new Promise<void>((resolve) => {
+        const t = setInterval(() => target.received.length >= 3 && (clearInterval(t), resolve()), 10);
+      });
+      const early = await runMkt(['webhooks', 'resend', pending, '--app', app()], dir.path, { env: env() });
+      expect(early.code).toBe(1);
+      expect(early.stderr).toContain(`pid ${first.child.pid}`);
+      target.setDown(false);
+      await first.waitFor(() => forwardedIds(first).includes(pending));
+      expect(accepted()).toEqual([id, id, pending]);
+
+      // The journal the listener writes on holds the resend's line whole, and reopens cleanly.
+      first.child.kill('SIGINT');
+      expect(await first.exit()).toEqual({ code: 130, signal: null });
+      expect(await exists(lockFile())).toBe(false);
+      expect(first.stderr()).not.toMatch(/unreadable|partly written/);
+      const again = listen();
+      await ready(again);
+      expect(again.stderr()).not.toMatch(/unreadable|partly written|Took over/);
+    });
+
+    it('takes over the lock a killed listen left behind', async () => {
+      const first = listen();
+      await ready(first);
+      first.child.kill('SIGKILL');
+      await first.exit();
+      expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: first.child.pid });
+      const second = listen();
+      await ready(second);
+      expect(second.stderr()).toContain(`Took over the journal lock of process ${first.child.pid}`);
+      expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: second.child.pid });
+      const id = await send('subscription.created');
+      await second.waitFor(() => forwardedIds(second).includes(id));
+      expect(accepted()).toEqual([id]);
+      second.child.kill('SIGTERM');
+      expect(await second.exit()).toEqual({ code: 143, signal: null });
+      expect(await exists(lockFile())).toBe(false);
+    });
   });
 });

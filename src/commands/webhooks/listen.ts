@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { MktError, UsageError } from '../../errors.js';
+import type { Deps } from '../../deps.js';
 import { flags } from '../../flags.js';
 import type { DeliveryReport, ListenEvent, ListenOptions } from '../../webhooks/listen.js';
 
@@ -63,9 +64,8 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
     const f = this.flags;
     const { resolveAppId } = await import('../../apps/resolve.js');
     const { dataDir } = await import('../../paths.js');
-    const { DeliveryLog, journalDir } = await import('../../webhooks/journal.js');
-    const { resolveWebhookSecret } = await import('../../webhooks/secret.js');
-    const { WebhookListener } = await import('../../webhooks/listen.js');
+    const { journalDir } = await import('../../webhooks/journal.js');
+    const { JournalLock } = await import('../../webhooks/lock.js');
     const { EVENT_NAMES } = await import('../../simulator/events.js');
 
     const events = new Set(
@@ -116,15 +116,45 @@ The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the creden
         },
       };
     }
+    // One listener per journal: a second one would forward every delivery again.
+    const dir = journalDir(dataDir(deps.env), appId);
+    const lock = await JournalLock.acquire(dir, {
+      forwardTo: forwardTo?.href,
+      app: appId,
+      warn: (m) => deps.out.warn(m),
+    });
+    try {
+      return await this.listen(deps, { appId, dir, relay, forwardTo, events });
+    } finally {
+      await lock.release();
+    }
+  }
+
+  private async listen(
+    deps: Deps,
+    input: {
+      appId: string | undefined;
+      dir: string;
+      relay: ListenOptions['relay'];
+      forwardTo: URL | undefined;
+      events: Set<string>;
+    },
+  ) {
+    const f = this.flags;
+    const { appId, relay, forwardTo, events } = input;
+    const { DeliveryLog } = await import('../../webhooks/journal.js');
+    const { resolveWebhookSecret } = await import('../../webhooks/secret.js');
+    const { WebhookListener } = await import('../../webhooks/listen.js');
     const { secret, source } = await resolveWebhookSecret(deps, {
       appId,
       secretEnv: f['secret-env'],
     });
     if (f['print-secret']) {
-      deps.out.data(secret);
-      deps.out.info(`(signing secret from ${source})`);
+      // With --json every stdout line is a JSON document, this one too.
+      deps.out.data(deps.json ? JSON.stringify({ type: 'secret', secret, source }) : secret);
+      if (!deps.json) deps.out.info(`(signing secret from ${source})`);
     }
-    const journal = await DeliveryLog.open(journalDir(dataDir(deps.env), appId), {
+    const journal = await DeliveryLog.open(input.dir, {
       warn: (m) => deps.out.warn(m),
     });
     const out = deps.out;

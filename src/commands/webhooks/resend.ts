@@ -22,6 +22,7 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
     const deps = await this.deps();
     const { appendRecord, journalDir, readJournal, summarize } = await import('../../webhooks/journal.js');
     const { forwardDelivery } = await import('../../webhooks/forward.js');
+    const { lockHolder } = await import('../../webhooks/lock.js');
     const { dataDir } = await import('../../paths.js');
     const app = this.flags.app ?? (await deps.config.get(deps.profile, 'app'));
     const dir = journalDir(dataDir(deps.env), app);
@@ -35,6 +36,25 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
     const summary = summarize(records).find((s) => s.id === received.id)!;
     if (summary.status === 'refused') {
       throw new UsageError(`Delivery ${received.id} was refused (${summary.reason}); it is never forwarded.`);
+    }
+    if (summary.status === 'received') {
+      // A listener that forwards owns every delivery still "received": it has it queued or is retrying
+      // it. Resending now would make a second copy race its forward and leave the journal with
+      // whichever outcome was written last.
+      const holder = await lockHolder(dir);
+      if (holder?.forward_to) {
+        throw new MktError(
+          'delivery_pending',
+          `Delivery ${received.id} is still being forwarded to ${holder.forward_to} by \`mkt webhooks listen\` (pid ${holder.pid}); it retries it until it is forwarded or failed.`,
+          1,
+          {
+            hints: [
+              `mkt webhooks deliveries${app ? ` --app ${app}` : ''}   (see when it is forwarded or failed)`,
+              `mkt webhooks resend ${received.id}${app ? ` --app ${app}` : ''}   (after that, or once the listener is stopped)`,
+            ],
+          },
+        );
+      }
     }
     const target = this.flags['forward-to'] ?? summary.forward_to;
     if (!target) throw new UsageError(`Delivery ${received.id} was never forwarded; pass --forward-to URL.`);
