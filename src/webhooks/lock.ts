@@ -45,8 +45,26 @@ async function readHolder(path: string): Promise<LockHolder | 'unreadable' | nul
 }
 
 /**
+ * When the process `pid` started (ms since the epoch), where the system says (Linux /proc, in ticks
+ * of 1/100 s since boot); undefined elsewhere or when it cannot be read.
+ */
+function processStart(pid: number): number | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after its last ")".
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const boot = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]);
+    return Number.isFinite(ticks) && Number.isFinite(boot) ? boot * 1000 + ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Whether the holder may still be running: a process of that pid exists on this host (EPERM: it
- * exists, owned by someone else). A holder on another host (a shared data folder) cannot be checked
+ * exists, owned by someone else), and did not start after the lock was written (then the pid was
+ * given to another process since). A holder on another host (a shared data folder) cannot be checked
  * and counts as alive. Our own pid is never the holder: we are only now taking the lock (a container
  * restarted with the same pid as the run that was killed).
  */
@@ -55,10 +73,13 @@ function alive(h: LockHolder): boolean {
   if (h.pid === process.pid) return false;
   try {
     process.kill(h.pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
+  const started = processStart(h.pid);
+  const locked = Date.parse(h.started_at);
+  // Some slack for clock steps; in doubt, alive.
+  return started === undefined || Number.isNaN(locked) || started <= locked + 10_000;
 }
 
 const same = (a: LockHolder | 'unreadable' | null, b: LockHolder | 'unreadable') =>
@@ -198,8 +219,8 @@ function lockedError(dir: string, h: LockHolder, app: string | undefined): MktEr
     {
       hints: [
         `mkt webhooks deliveries${app ? ` --app ${app}` : ''}   (works while it runs)`,
-        `kill ${h.pid}   (stop the other listener first, then start this one again)`,
-        ...(where ? [`rm ${lockPath(dir)}   (only if no listener runs on ${h.host})`] : []),
+        'Stop the other listener first (Ctrl-C in its terminal), then start this one again.',
+        `rm ${lockPath(dir)}   (only if pid ${h.pid}${where} is not a \`mkt webhooks listen\`)`,
       ],
     },
   );

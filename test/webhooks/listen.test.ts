@@ -1,5 +1,6 @@
 import { verify } from '@octokit/webhooks-methods';
-import { access, readFile } from 'node:fs/promises';
+import { access, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -367,7 +368,16 @@ describe('mkt webhooks listen', () => {
     await l.waitFor(() => forwardedIds(l).includes(before));
     await sandbox.close();
     await l.waitForStderr((e) => e.includes('"type":"reconnecting"'));
-    sandbox = await startTestSandbox({ dataDir: sandboxDir, port });
+    // The port is free again, unless a client socket of another test took it as its own meanwhile.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        sandbox = await startTestSandbox({ dataDir: sandboxDir, port });
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 20) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
     expect(sandbox.port).toBe(port);
     const after: string[] = [];
     for (const event of ['user.authorized', 'subscription.cancelled', 'user.revoked'])
@@ -508,5 +518,32 @@ describe('mkt webhooks listen', () => {
       expect(await second.exit()).toEqual({ code: 143, signal: null });
       expect(await exists(lockFile())).toBe(false);
     });
+
+    it.runIf(process.platform === 'linux')(
+      'takes over a lock whose pid now belongs to another process, and an empty one left by a listener that died starting',
+      async () => {
+        await mkdir(journalFolder(), { recursive: true });
+        // This test's own process is alive, but started long after the lock was written: the pid was reused.
+        const reused = {
+          pid: process.pid,
+          started_at: '2020-01-01T00:00:00.000Z',
+          host: hostname(),
+          forward_to: null,
+        };
+        await writeFile(lockFile(), JSON.stringify(reused));
+        let l = listen();
+        await ready(l);
+        expect(l.stderr()).toContain(`Took over the journal lock of process ${process.pid}`);
+        l.child.kill('SIGINT');
+        await l.exit();
+        await writeFile(lockFile(), '');
+        const old = new Date(Date.now() - 60_000);
+        await utimes(lockFile(), old, old);
+        l = listen();
+        await ready(l);
+        expect(l.stderr()).toContain('Took over the journal lock');
+        expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: l.child.pid });
+      },
+    );
   });
 });
