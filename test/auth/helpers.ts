@@ -1,6 +1,9 @@
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { baseEnv, MKT_BIN } from '../support/cli.js';
 
 /** The programs that play the person in the browser. */
 export const PERSON = fileURLToPath(new URL('../fixtures/auth/person.js', import.meta.url));
@@ -36,4 +39,67 @@ export async function readLog(path: string): Promise<string[]> {
   } catch {
     return [];
   }
+}
+
+/** A running `mkt` with piped stdio: its stderr so far, and a wait for a pattern in it. */
+export interface RunningMkt {
+  child: ChildProcessWithoutNullStreams;
+  stderr(): string;
+  /** Resolves with the first match of `pattern` in stderr; rejects if mkt ends first. */
+  waitForStderr(pattern: RegExp): Promise<RegExpExecArray>;
+  /** The exit code (null when killed, e.g. after `timeoutMs`). */
+  exit: Promise<number | null>;
+}
+
+/**
+ * Starts `mkt ARGS` in the clean test environment (an `undefined` value removes a variable) for
+ * tests that talk to it while it runs, e.g. paste into a waiting `mkt login`. Killed after `timeoutMs`.
+ */
+export function startMkt(
+  args: string[],
+  configDir: string,
+  env: Record<string, string | undefined> = {},
+  timeoutMs = 20_000,
+): RunningMkt {
+  const full: Record<string, string | undefined> = { ...baseEnv(configDir), ...env };
+  for (const [k, v] of Object.entries(full)) if (v === undefined) delete full[k];
+  const child = spawn(process.execPath, [MKT_BIN, ...args], { env: full, stdio: 'pipe' });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdout.resume();
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const exit = new Promise<number | null>((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    }),
+  );
+  const waitForStderr = (pattern: RegExp) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        const m = pattern.exec(stderr);
+        if (!m) return false;
+        child.stderr.off('data', check);
+        resolve(m);
+        return true;
+      };
+      if (check()) return;
+      child.stderr.on('data', check);
+      void exit.then(() => check() || reject(new Error(`mkt ended before printing ${pattern}: ${stderr}`)));
+    });
+  return { child, stderr: () => stderr, waitForStderr, exit };
+}
+
+/** The authorization URL a headless `mkt login` prints. */
+export const AUTHORIZE_URL = /(http:\/\/\S+\/oauth\/authorize\?\S+)/;
+
+/**
+ * The person approves the consent page on "another machine" (person.js with PERSON_PRINT): returns
+ * the address the browser was sent to, which never reaches mkt's listener.
+ */
+export async function approveElsewhere(url: string, env: Record<string, string> = {}): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [PERSON, url], {
+    env: { ...process.env, ...env, PERSON_PRINT: '1' },
+  });
+  return stdout;
 }

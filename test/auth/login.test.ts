@@ -1,12 +1,19 @@
-import { execFile, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { baseEnv, MKT_BIN, runMkt, tempDir } from '../support/cli.js';
+import { runMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
-import { browserCommand, PERSON, readLog, storedSecrets, storedToken } from './helpers.js';
+import {
+  approveElsewhere,
+  AUTHORIZE_URL,
+  browserCommand,
+  PERSON,
+  readLog,
+  startMkt,
+  storedSecrets,
+  storedToken,
+} from './helpers.js';
 
 let sandbox: Sandbox;
 let dir: { path: string; remove(): Promise<void> };
@@ -184,52 +191,31 @@ describe('mkt login (browser flow)', () => {
 
 describe('mkt login --no-browser (headless)', () => {
   it('accepts the pasted redirect address on stdin', async () => {
-    const child = spawn(
-      process.execPath,
-      [MKT_BIN, 'login', '--no-browser', '--client-id', sandbox.seed.app.client_id],
-      {
-        env: { ...baseEnv(dir.path), ...env, MKT_BROWSER: '' },
-        stdio: 'pipe',
-      },
-    );
-    let stderr = '';
-    child.stderr.setEncoding('utf8');
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (d: string) => {
-        stderr += d;
-        const m = /(http:\/\/\S+\/oauth\/authorize\?\S+)/.exec(stderr);
-        if (m) resolve(m[1]!);
-      });
-      child.once('close', () => reject(new Error(`mkt ended early: ${stderr}`)));
+    const mkt = startMkt(['login', '--no-browser', '--client-id', sandbox.seed.app.client_id], dir.path, {
+      ...env,
+      MKT_BROWSER: '',
     });
+    const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
     // The person approves on "another machine"; the redirect never reaches the listener.
-    const { stdout: redirect } = await promisify(execFile)(process.execPath, [PERSON, url], {
-      env: { ...process.env, PERSON_PRINT: '1' },
-    });
+    const redirect = await approveElsewhere(url!);
     expect(redirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\?code=/);
-    child.stdin.write(redirect);
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-    expect(stderr).toContain('Then paste the address');
+    mkt.child.stdin.write(redirect);
+    const code = await mkt.exit;
+    expect(mkt.stderr()).toContain('Then paste the address');
     expect(code).toBe(0);
-    expect(stderr).toContain('✓ Logged in as');
+    expect(mkt.stderr()).toContain('✓ Logged in as');
     expect((await storedToken(dir.path))?.user).toBeTruthy();
   });
 
   it('refuses a pasted address with a forged state', async () => {
-    const child = spawn(
-      process.execPath,
-      [MKT_BIN, 'login', '--no-browser', '--client-id', sandbox.seed.app.client_id],
-      {
-        env: { ...baseEnv(dir.path), ...env, MKT_BROWSER: '' },
-        stdio: 'pipe',
-      },
-    );
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.stdin.write(`http://127.0.0.1:1/callback?code=code_x&state=not-ours\n`);
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    const mkt = startMkt(['login', '--no-browser', '--client-id', sandbox.seed.app.client_id], dir.path, {
+      ...env,
+      MKT_BROWSER: '',
+    });
+    mkt.child.stdin.write(`http://127.0.0.1:1/callback?code=code_x&state=not-ours\n`);
+    const code = await mkt.exit;
     expect(code).toBe(4);
-    expect(stderr).toContain('state does not match');
+    expect(mkt.stderr()).toContain('state does not match');
     expect(await storedSecrets(dir.path)).toEqual({});
   });
 });

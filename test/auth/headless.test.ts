@@ -1,0 +1,126 @@
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { baseEnv, runMkt, tempDir } from '../support/cli.js';
+import { startTestSandbox } from '../support/sandbox.js';
+import { approveElsewhere, AUTHORIZE_URL, readLog, startMkt, storedSecrets, storedToken } from './helpers.js';
+
+// Without --no-browser, `mkt login` itself notices that no browser can be opened here (Linux
+// without a display, or an SSH session) and asks for the pasted redirect address or code instead.
+
+/** The xdg-open that `open` (mkt's OS opener) runs on Linux. */
+const XDG_OPEN = join(dirname(createRequire(import.meta.url).resolve('open')), 'xdg-open');
+/** What xdg-open tries, with and without a display, when it finds no desktop: each one logs its call. */
+const OPENERS = ['www-browser', 'x-www-browser', 'sensible-browser', 'xdg-open', 'lynx', 'w3m'];
+
+let sandbox: Sandbox;
+let dir: { path: string; remove(): Promise<void> };
+let env: Record<string, string | undefined>;
+let openerLog: string;
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox();
+});
+afterAll(() => sandbox.close());
+beforeEach(async () => {
+  dir = await tempDir();
+  openerLog = join(dir.path, 'opener.log');
+  const bin = join(dir.path, 'bin');
+  await mkdir(bin);
+  for (const name of OPENERS) {
+    await writeFile(join(bin, name), `#!/bin/sh\necho "${name} $*" >> "${openerLog}"\n`);
+    await chmod(join(bin, name), 0o755);
+  }
+  env = {
+    MKT_SITE_URL: sandbox.siteUrl,
+    MKT_CLIENT_SECRET: sandbox.seed.app.client_secret,
+    PATH: `${bin}:${process.env.PATH}`,
+    // A generic desktop, so xdg-open would go straight to the openers above, whatever this machine runs.
+    XDG_CURRENT_DESKTOP: 'X-Generic',
+    // Neither a display nor SSH unless the test says so; no browser command (runMkt drops BROWSER).
+    DISPLAY: undefined,
+    WAYLAND_DISPLAY: undefined,
+    SSH_CONNECTION: undefined,
+    SSH_CLIENT: undefined,
+    SSH_TTY: undefined,
+  };
+});
+afterEach(() => dir.remove());
+
+/** Runs a headless `mkt login`, approves on "another machine", and pastes what `paste` makes of the redirect. */
+async function loginByPasting(
+  extraEnv: Record<string, string | undefined>,
+  paste: (redirect: URL) => string,
+) {
+  const ada = sandbox.seed.users[0]!;
+  const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, {
+    ...env,
+    ...extraEnv,
+  });
+  const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
+  await mkt.waitForStderr(/press Enter/);
+  const redirect = new URL((await approveElsewhere(url!, { PERSON_USER: ada.id })).trim());
+  expect(redirect.href).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\?code=/);
+  mkt.child.stdin.write(`${paste(redirect)}\n`);
+  const code = await mkt.exit;
+  const stderr = mkt.stderr();
+  expect(code, stderr).toBe(0);
+  expect(stderr).toContain('Open this URL in a browser on any machine');
+  expect(stderr).not.toContain('in your browser');
+  expect(stderr).not.toContain('Could not open a browser');
+  expect(stderr).toContain(`✓ Logged in as ${ada.name} <${ada.email}> (${ada.id})`);
+  expect(await readLog(openerLog)).toEqual([]);
+
+  const status = await runMkt(['auth', 'status', '--json'], dir.path, { env: { ...env, ...extraEnv } });
+  expect(status.code, status.stderr).toBe(0);
+  expect(JSON.parse(status.stdout)).toMatchObject({
+    site_url: sandbox.siteUrl,
+    profile: 'default',
+    kind: 'token',
+    live: false,
+    source: 'file',
+    user: { id: ada.id, email: ada.email },
+    client_id: sandbox.seed.app.client_id,
+    scopes: ['identity:read', 'entitlements:read'],
+  });
+  expect((await storedToken(dir.path))?.user).toMatchObject({ id: ada.id });
+}
+
+describe('mkt login where no browser can be opened', () => {
+  it('the openers stand-ins catch what the OS opener would run here', async () => {
+    // Without this, "the log stayed empty" would prove nothing.
+    const clean = { ...baseEnv(dir.path), ...env } as Record<string, string>;
+    for (const k of Object.keys(clean)) if (clean[k] === undefined) delete clean[k];
+    await promisify(execFile)('sh', [XDG_OPEN, 'http://127.0.0.1:9/probe'], { env: clean });
+    expect(await readLog(openerLog)).toEqual(['www-browser http://127.0.0.1:9/probe']);
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'on Linux without DISPLAY or WAYLAND_DISPLAY: prints the URL and takes the pasted redirect address',
+    async () => {
+      await loginByPasting({}, (redirect) => redirect.href);
+    },
+  );
+
+  it('over SSH, even with a (forwarded) display: prints the URL and takes the pasted code alone', async () => {
+    await loginByPasting(
+      { SSH_CONNECTION: '203.0.113.7 52144 192.0.2.10 22', DISPLAY: 'localhost:10.0' },
+      (redirect) => redirect.searchParams.get('code')!,
+    );
+  });
+
+  it('a pasted line that is neither an address nor a code is asked for again', async () => {
+    const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, env);
+    const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
+    mkt.child.stdin.write('not a code!\n');
+    await mkt.waitForStderr(/paste it again/);
+    const redirect = await approveElsewhere(url!);
+    mkt.child.stdin.write(redirect);
+    expect(await mkt.exit, mkt.stderr()).toBe(0);
+    expect(Object.keys(await storedSecrets(dir.path))).toContain('default:oauth');
+  });
+});
