@@ -11,7 +11,9 @@ export default class WebhooksListen extends BaseCommand<typeof WebhooksListen> {
 Each one is checked (signature over the raw bytes; timestamp within --tolerance on the local receiver),
 written to the journal before it is forwarded, and forwarded with its exact bytes and headers to
 --forward-to, retrying with backoff. A dropped relay connection reconnects and resumes where it stopped.
-The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the credential store or the marketplace.`;
+The signing secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the credential store or the marketplace.
+One listener per app: a second one on the same journal exits (1) naming the first; \`mkt webhooks deliveries\`
+and \`mkt webhooks resend\` work beside it.`;
   static examples = [
     '<%= config.bin %> webhooks listen --forward-to http://localhost:3000/webhooks',
     '<%= config.bin %> webhooks listen --events subscription.created,subscription.cancelled --json',
