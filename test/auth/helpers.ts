@@ -32,13 +32,21 @@ export async function storedToken(
   return raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
 }
 
-/** Lines a fixture appended to its log file. */
-export async function readLog(path: string): Promise<string[]> {
-  try {
-    return (await readFile(path, 'utf8')).trim().split('\n');
-  } catch {
-    return [];
-  }
+/**
+ * Lines a fixture appended to its log file. With `until`, first waits (up to 10 s) for a line that
+ * matches it: the fixture runs on its own and may write its last line a moment after mkt exits.
+ */
+export async function readLog(path: string, until?: RegExp): Promise<string[]> {
+  const read = async () => {
+    try {
+      return (await readFile(path, 'utf8')).trim().split('\n');
+    } catch {
+      return [];
+    }
+  };
+  for (let i = 0; until && i < 100 && !(await read()).some((line) => until.test(line)); i++)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  return read();
 }
 
 /** A running `mkt` with piped stdio: its stderr so far, and a wait for a pattern in it. */

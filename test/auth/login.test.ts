@@ -51,7 +51,7 @@ describe('mkt login (browser flow)', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toBe('');
     // The favicon request got a 404 and did not end the flow; the person saw the success page.
-    expect(await readLog(env.PERSON_LOG!)).toEqual([
+    expect(await readLog(env.PERSON_LOG!, /^callback /)).toEqual([
       'consent 200',
       'decision 302',
       'favicon 404',
@@ -111,7 +111,7 @@ describe('mkt login (browser flow)', () => {
     const res = await login([], { PERSON_STATE: 'forged-state-value' });
     expect(res.code).toBe(4);
     expect(res.stderr).toContain('state does not match');
-    expect(await readLog(env.PERSON_LOG!)).toContain('callback 400 failed');
+    expect(await readLog(env.PERSON_LOG!, /^callback /)).toContain('callback 400 failed');
     expect(await storedSecrets(dir.path)).toEqual({});
   });
 
