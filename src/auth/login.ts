@@ -1,3 +1,4 @@
+import { readAll } from '../api/raw.js';
 import type { Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
 import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
@@ -8,7 +9,7 @@ import { markSignedIn } from './profiles.js';
 import { apiKeyKind, type StoredToken, tokenFromResponse } from './session.js';
 
 /** The scopes `mkt login` asks for unless `--scope` says otherwise. */
-export const DEFAULT_SCOPES = ['identity:read', 'entitlements:read'];
+const DEFAULT_SCOPES = ['identity:read', 'entitlements:read'];
 
 /** The user profile `GET /whoami` answers. */
 export interface Profile {
@@ -28,11 +29,11 @@ export interface LoginInput {
 }
 
 /** True where no browser can be opened for the person: SSH sessions, Linux without a display. */
-export function isHeadless(env: Record<string, string | undefined>, platform = process.platform): boolean {
+function isHeadless(env: Record<string, string | undefined>): boolean {
   // A browser command the person configured is trusted to work (it may not need a display).
   if (env.MKT_BROWSER || env.BROWSER) return false;
   if (env.SSH_CONNECTION || env.SSH_TTY) return true;
-  return platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY;
+  return process.platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY;
 }
 
 /** `mkt login`: the authorization code flow with PKCE and state through a loopback listener. */
@@ -101,8 +102,6 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
       }),
     );
     const { code } = await Promise.race(waits);
-    abort.abort();
-    await listener.close();
 
     let res;
     try {
@@ -259,8 +258,7 @@ async function readPasted(deps: Deps, state: string, signal: AbortSignal): Promi
   const rl = createInterface({ input: deps.stdin, terminal: false });
   return new Promise<AuthorizationResponse>((resolve, reject) => {
     const finish = () => {
-      rl.close();
-      deps.stdin.pause();
+      rl.close(); // which pauses stdin
       // A paused pipe still keeps the process alive; nothing more will be read from it.
       (deps.stdin as { unref?: () => void }).unref?.();
     };
@@ -285,15 +283,5 @@ async function readPasted(deps: Deps, state: string, signal: AbortSignal): Promi
         reject(err);
       }
     });
-  });
-}
-
-function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (d: string) => (text += d));
-    stream.on('end', () => resolve(text));
-    stream.on('error', reject);
   });
 }

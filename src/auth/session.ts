@@ -32,7 +32,7 @@ export function apiKeyKind(key: string): 'test_key' | 'live_key' | undefined {
 }
 
 /** A token is refreshed when it expires within this window, so a request never starts with a dying token. */
-export const REFRESH_MARGIN_MS = 60_000;
+const REFRESH_MARGIN_MS = 60_000;
 
 export interface SessionDeps {
   env: Record<string, string | undefined>;
@@ -119,19 +119,15 @@ export class Session implements AuthSource {
     }
   }
 
-  /** True when the token was issued by another site than the one in use (it is then never sent). */
-  forOtherSite(token: StoredToken): boolean {
-    return !this.forThisSite(token);
+  /** True unless the token was issued by another site than the one in use (it is then never sent). */
+  forThisSite(token: StoredToken): boolean {
+    const site = this.deps.siteUrl;
+    return !site || !token.site_url || token.site_url.replace(/\/+$/, '') === site.replace(/\/+$/, '');
   }
 
   /** Where the credential store keeps things: keychain, file or memory. */
-  async storeKind(): Promise<string> {
+  private async storeKind(): Promise<string> {
     return (await this.deps.store.resolve?.())?.kind ?? this.deps.store.kind;
-  }
-
-  private forThisSite(token: StoredToken): boolean {
-    const site = this.deps.siteUrl;
-    return !site || !token.site_url || token.site_url.replace(/\/+$/, '') === site.replace(/\/+$/, '');
   }
 
   private expiresSoon(token: StoredToken): boolean {
@@ -151,9 +147,9 @@ export class Session implements AuthSource {
     const lockPath = join(this.deps.configDir ?? '.', 'locks', `${profile}.refresh.lock`);
     return withFileLock(lockPath, clock, async () => {
       const current = (await this.storedToken()) ?? seen;
+      // Another process refreshed it, or (unless a 401 forces it) it is still good: nothing to spend.
       const changed = current.access_token !== seen.access_token;
-      if (changed && !this.expiresSoon(current)) return current;
-      if (!force && !changed && !this.expiresSoon(current)) return current;
+      if (!this.expiresSoon(current) && (changed || !force)) return current;
       return this.spend(current);
     });
   }

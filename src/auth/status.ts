@@ -22,7 +22,7 @@ export interface AuthStatus {
 export async function notLoggedIn(deps: Deps): Promise<AuthError> {
   const token = await deps.session.storedToken();
   const elsewhere =
-    token && deps.session.forOtherSite(token) ? ` (this profile is signed in to ${token.site_url})` : '';
+    token && !deps.session.forThisSite(token) ? ` (this profile is signed in to ${token.site_url})` : '';
   return new AuthError(
     'not_logged_in',
     `Not logged in to ${deps.siteUrl} with profile "${deps.profile}"${elsewhere}.`,
