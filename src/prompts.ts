@@ -45,7 +45,7 @@ export async function promptSecret(
     throw new UsageError(`${message} is needed and there is no terminal to ask on: ${hint}.`);
   const { password } = await import('@inquirer/prompts');
   try {
-    return (await password({ message, mask: '*' }, { output: deps.out.stderr })).trim();
+    return (await password({ message, mask: '*', toggleMask: false }, { output: deps.out.stderr })).trim();
   } catch (err) {
     if ((err as Error).name === 'ExitPromptError') throw new InterruptedError();
     throw err;
