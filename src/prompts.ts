@@ -45,6 +45,7 @@ export async function promptSecret(
     throw new UsageError(`${message} is needed and there is no terminal to ask on: ${hint}.`);
   const { password } = await import('@inquirer/prompts');
   try {
+    // No "reveal" toggle: a secret never shows on a screen that may be shared or recorded.
     return (await password({ message, mask: '*', toggleMask: false }, { output: deps.out.stderr })).trim();
   } catch (err) {
     if ((err as Error).name === 'ExitPromptError') throw new InterruptedError();
