@@ -4,7 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { developerToken, runMktInTty, startRecordingServer } from './helpers.js';
+import {
+  developerToken,
+  expectRefusedBeforeAnyRequest,
+  runMktInTty,
+  startRecordingServer,
+} from './helpers.js';
 
 let sandbox: Sandbox;
 let dir: { path: string; remove(): Promise<void> };
@@ -301,17 +306,10 @@ describe('bad input is refused before any request', () => {
   ];
 
   it.each(cases)('%s: exit 2, says what is accepted', async (_name, args, message) => {
-    const server = await startRecordingServer();
     const cfg = await tempDir();
     try {
-      const res = await runMkt(args, cfg.path, {
-        env: { MKT_SITE_URL: server.url, MKT_API_KEY: 'test_counting' },
-      });
-      expect(res.stderr).toMatch(message);
-      expect(res.code).toBe(2);
-      expect(server.seen).toEqual([]);
+      await expectRefusedBeforeAnyRequest(args, cfg.path, message);
     } finally {
-      await server.close();
       await cfg.remove();
     }
   });

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { MKT_BIN, baseEnv, type MktResult } from '../support/cli.js';
+import { expect } from 'vitest';
+import { MKT_BIN, baseEnv, runMkt, type MktResult } from '../support/cli.js';
 import { startServer, type Seen } from '../support/server.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 
@@ -70,4 +71,22 @@ export function runMktInTty(
       resolve({ code, signal, stdout: output, stderr: '' });
     });
   });
+}
+
+/**
+ * Runs `args` against a server that only counts requests and expects a usage error (exit 2)
+ * matching `message` before any request was sent.
+ */
+export async function expectRefusedBeforeAnyRequest(args: string[], configDir: string, message: RegExp) {
+  const server = await startRecordingServer();
+  try {
+    const res = await runMkt(args, configDir, {
+      env: { MKT_SITE_URL: server.url, MKT_API_KEY: 'test_counting' },
+    });
+    expect(res.stderr).toMatch(message);
+    expect(res.code).toBe(2);
+    expect(server.seen).toEqual([]);
+  } finally {
+    await server.close();
+  }
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { startRecordingServer } from '../apps/helpers.js';
+import { expectRefusedBeforeAnyRequest, startRecordingServer } from '../apps/helpers.js';
 
 let sandbox: Sandbox;
 let dir: { path: string; remove(): Promise<void> };
@@ -260,19 +260,9 @@ describe('bad input is refused before any request', () => {
     ['delete without --yes', ['plans', 'delete', 'pro', '--app', 'app_x'], /--yes/],
   ];
 
-  it.each(cases)('%s: exit 2', async (_name, args, message) => {
-    const server = await startRecordingServer();
-    try {
-      const res = await runMkt(args, dir.path, {
-        env: { MKT_SITE_URL: server.url, MKT_API_KEY: 'test_counting' },
-      });
-      expect(res.stderr).toMatch(message);
-      expect(res.code).toBe(2);
-      expect(server.seen).toEqual([]);
-    } finally {
-      await server.close();
-    }
-  });
+  it.each(cases)('%s: exit 2', (_name, args, message) =>
+    expectRefusedBeforeAnyRequest(args, dir.path, message),
+  );
 });
 
 describe('pagination', () => {
