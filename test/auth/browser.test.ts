@@ -1,13 +1,13 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
+import { hasChromium } from '../support/chromium.js';
 import { browserCommand, CHROMIUM_PERSON, readLog, storedToken } from './helpers.js';
 
 // CI installs Debian's chromium; locally: apt-get install -y chromium.
-describe.skipIf(!existsSync('/usr/bin/chromium'))('mkt login with a real browser', () => {
+describe.skipIf(!hasChromium())('mkt login with a real browser', () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
     sandbox = await startTestSandbox();

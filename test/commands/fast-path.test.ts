@@ -1,20 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { FAST_COMMANDS } from '../../src/fast-path.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
-import { runMkt, tempDir } from '../support/cli.js';
-import { startTestSandbox } from '../support/sandbox.js';
+import { runMkt } from '../support/cli.js';
+import { useSandbox } from '../support/sandbox.js';
 
-let sandbox: Sandbox;
-let dir: { path: string; remove(): Promise<void> };
-beforeAll(async () => {
-  sandbox = await startTestSandbox();
-  dir = await tempDir();
-});
-afterAll(async () => {
-  await sandbox.close();
-  await dir.remove();
-});
+const ctx = useSandbox();
 
 describe('the fast path for whoami and entitlements', () => {
   it('accepts exactly the flags the oclif commands define', async () => {
@@ -38,23 +28,23 @@ describe('the fast path for whoami and entitlements', () => {
     [['entitlements', '--user', 'not-a-user'], 'key'],
     [['whoami', '--json'], 'none'],
   ])('prints the same as oclif for %j (credential: %s)', async (args, credential) => {
-    const argv = args.map((a) => (a === 'USER' ? sandbox.seed.users[0]!.id : a));
+    const argv = args.map((a) => (a === 'USER' ? ctx.sandbox.seed.users[0]!.id : a));
     const env = {
-      MKT_SITE_URL: sandbox.siteUrl,
-      MKT_API_KEY: credential === 'key' ? sandbox.seed.test_key : undefined,
+      MKT_SITE_URL: ctx.sandbox.siteUrl,
+      MKT_API_KEY: credential === 'key' ? ctx.sandbox.seed.test_key : undefined,
     };
-    const fast = await runMkt(argv, dir.path, { env });
-    const slow = await runMkt(argv, dir.path, { env: { ...env, MKT_FAST_PATH: '0' } });
+    const fast = await runMkt(argv, ctx.dir, { env });
+    const slow = await runMkt(argv, ctx.dir, { env: { ...env, MKT_FAST_PATH: '0' } });
     expect(fast.code).toBe(slow.code);
     expect(fast.stdout).toBe(slow.stdout);
     expect(fast.stderr.replace(/\n\s+See: .*\n/, '\n')).toBe(slow.stderr.replace(/\n\s+See: .*\n/, '\n'));
   });
 
   it('leaves help and malformed flags to oclif', async () => {
-    const help = await runMkt(['entitlements', '--help'], dir.path);
+    const help = await runMkt(['entitlements', '--help'], ctx.dir);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--feature');
-    const bad = await runMkt(['whoami', '--colour'], dir.path);
+    const bad = await runMkt(['whoami', '--colour'], ctx.dir);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('Nonexistent flag: --colour');
   });

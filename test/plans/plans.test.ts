@@ -1,32 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMkt, tempDir } from '../support/cli.js';
-import { startTestSandbox } from '../support/sandbox.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
+import { runMkt } from '../support/cli.js';
+import { useSandbox } from '../support/sandbox.js';
 import { expectRefusedBeforeAnyRequest, startRecordingServer } from '../apps/helpers.js';
 
-let sandbox: Sandbox;
-let dir: { path: string; remove(): Promise<void> };
-let env: Record<string, string>;
-let app: string;
-
-beforeAll(async () => {
-  sandbox = await startTestSandbox();
-  dir = await tempDir();
-  env = { MKT_SITE_URL: sandbox.siteUrl, MKT_API_KEY: sandbox.seed.test_key };
-  app = sandbox.seed.app.id;
-});
-
-afterAll(async () => {
-  await sandbox?.close();
-  await dir?.remove();
-});
-
-const mkt = (args: string[]) => runMkt(args, dir.path, { env });
+const ctx = useSandbox();
+const mkt = ctx.mkt;
+const app = () => ctx.sandbox.seed.app.id;
 
 /** The plans as the server holds them (not through the CLI). */
 async function serverPlans(): Promise<Array<Record<string, unknown>>> {
-  const res = await fetch(`${sandbox.siteUrl}/api/v1/apps/${app}/plans?limit=100`, {
-    headers: { 'x-api-key': sandbox.seed.test_key },
+  const res = await fetch(`${ctx.sandbox.siteUrl}/api/v1/apps/${app()}/plans?limit=100`, {
+    headers: { 'x-api-key': ctx.sandbox.seed.test_key },
   });
   return ((await res.json()) as { data: Array<Record<string, unknown>> }).data;
 }
@@ -37,7 +21,7 @@ describe('mkt plans create', () => {
       'plans',
       'create',
       '--app',
-      app,
+      app(),
       '--name',
       'Team Annual',
       '--kind',
@@ -72,7 +56,7 @@ describe('mkt plans create', () => {
       'plans',
       'create',
       '--app',
-      app,
+      app(),
       '--id',
       'lifetime-jp',
       '--name',
@@ -94,7 +78,7 @@ describe('mkt plans create', () => {
       'plans',
       'create',
       '--app',
-      app,
+      app(),
       '--name',
       'Gulf Monthly',
       '--kind',
@@ -112,7 +96,17 @@ describe('mkt plans create', () => {
   });
 
   it('creates a free plan without a price', async () => {
-    const res = await mkt(['plans', 'create', '--app', app, '--name', 'Starter', '--kind', 'free', '--json']);
+    const res = await mkt([
+      'plans',
+      'create',
+      '--app',
+      app(),
+      '--name',
+      'Starter',
+      '--kind',
+      'free',
+      '--json',
+    ]);
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({
       id: 'starter',
@@ -127,7 +121,7 @@ describe('mkt plans create', () => {
       'plans',
       'create',
       '--app',
-      app,
+      app(),
       '--id',
       'free',
       '--name',
@@ -142,7 +136,7 @@ describe('mkt plans create', () => {
 
 describe('mkt plans list / get / update', () => {
   it('prints tab-separated rows off a terminal, kinds and prices as people write them', async () => {
-    const res = await mkt(['plans', 'list', '--app', app]);
+    const res = await mkt(['plans', 'list', '--app', app()]);
     expect(res.code, res.stderr).toBe(0);
     const rows = res.stdout
       .trimEnd()
@@ -159,7 +153,7 @@ describe('mkt plans list / get / update', () => {
   });
 
   it('prints the server objects as a JSON array', async () => {
-    const res = await mkt(['plans', 'list', '--app', app, '--json']);
+    const res = await mkt(['plans', 'list', '--app', app(), '--json']);
     const plans = JSON.parse(res.stdout) as Array<Record<string, unknown>>;
     expect(plans.map((p) => p.id)).toEqual((await serverPlans()).map((p) => p.id));
   });
@@ -170,7 +164,7 @@ describe('mkt plans list / get / update', () => {
       'update',
       'team-annual',
       '--app',
-      app,
+      app(),
       '--price',
       '120',
       '--currency',
@@ -185,9 +179,9 @@ describe('mkt plans list / get / update', () => {
       api_call_limit: null,
       features: ['export', 'api'],
     });
-    const got = await mkt(['plans', 'get', 'team-annual', '--app', app, '--json']);
+    const got = await mkt(['plans', 'get', 'team-annual', '--app', app(), '--json']);
     expect(JSON.parse(got.stdout)).toMatchObject({ name: 'Team Annual', price: { amount: 12000 } });
-    const missing = await mkt(['plans', 'get', 'no-such-plan', '--app', app]);
+    const missing = await mkt(['plans', 'get', 'no-such-plan', '--app', app()]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('No plan "no-such-plan"');
   });
@@ -195,21 +189,21 @@ describe('mkt plans list / get / update', () => {
 
 describe('mkt plans delete', () => {
   it('deletes a plan without subscribers (204)', async () => {
-    const res = await mkt(['plans', 'delete', 'starter', '--app', app, '--yes', '--json']);
+    const res = await mkt(['plans', 'delete', 'starter', '--app', app(), '--yes', '--json']);
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toEqual({ id: 'starter', deleted: true, archived: false });
     expect((await serverPlans()).some((p) => p.id === 'starter')).toBe(false);
   });
 
   it('archives a plan with subscribers (200) and says so', async () => {
-    const res = await mkt(['plans', 'delete', 'pro-monthly', '--app', app, '--yes']);
+    const res = await mkt(['plans', 'delete', 'pro-monthly', '--app', app(), '--yes']);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toMatch(/archived, not deleted/);
     expect((await serverPlans()).find((p) => p.id === 'pro-monthly')).toMatchObject({ archived: true });
   });
 
   it('refuses without --yes off a terminal and deletes nothing', async () => {
-    const res = await mkt(['plans', 'delete', 'gulf-monthly', '--app', app]);
+    const res = await mkt(['plans', 'delete', 'gulf-monthly', '--app', app()]);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('--yes');
     expect((await serverPlans()).some((p) => p.id === 'gulf-monthly')).toBe(true);
@@ -261,7 +255,7 @@ describe('bad input is refused before any request', () => {
   ];
 
   it.each(cases)('%s: exit 2', (_name, args, message) =>
-    expectRefusedBeforeAnyRequest(args, dir.path, message),
+    expectRefusedBeforeAnyRequest(args, ctx.dir, message),
   );
 });
 
@@ -280,7 +274,7 @@ describe('pagination', () => {
       return { status: 200, body: pages[cursor] };
     });
     try {
-      const res = await runMkt(['plans', 'list', '--app', 'app_x', '--json'], dir.path, {
+      const res = await runMkt(['plans', 'list', '--app', 'app_x', '--json'], ctx.dir, {
         env: { MKT_SITE_URL: server.url, MKT_API_KEY: 'test_paging' },
       });
       expect(res.code, res.stderr).toBe(0);
@@ -307,7 +301,7 @@ describe('pagination', () => {
       body: [{ id: 'only', name: 'Only', kind: 'free', price: null }],
     }));
     try {
-      const res = await runMkt(['plans', 'list', '--app', 'app_x'], dir.path, {
+      const res = await runMkt(['plans', 'list', '--app', 'app_x'], ctx.dir, {
         env: { MKT_SITE_URL: server.url, MKT_API_KEY: 'test_paging' },
       });
       expect(res.code, res.stderr).toBe(0);
@@ -324,13 +318,13 @@ describe('pagination', () => {
     // 22 more plans on top of the seeded ones crosses the sandbox's default page of 20; the CLI asks for 100,
     // so this checks the real server's envelope rather than several pages.
     for (const id of made) {
-      await fetch(`${sandbox.siteUrl}/api/v1/apps/${app}/plans`, {
+      await fetch(`${ctx.sandbox.siteUrl}/api/v1/apps/${app()}/plans`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': sandbox.seed.test_key },
+        headers: { 'content-type': 'application/json', 'x-api-key': ctx.sandbox.seed.test_key },
         body: JSON.stringify({ id, name: id, kind: 'free' }),
       });
     }
-    const res = await mkt(['plans', 'list', '--app', app, '--json']);
+    const res = await mkt(['plans', 'list', '--app', app(), '--json']);
     const ids = (JSON.parse(res.stdout) as Array<{ id: string }>).map((p) => p.id);
     expect(ids).toEqual(expect.arrayContaining(made));
     expect(ids.length).toBeGreaterThan(20);

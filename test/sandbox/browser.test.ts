@@ -1,18 +1,16 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM_PATH, hasChromium, launchChromium } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import { call } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium)
-  console.warn(`Skipping browser tests: ${CHROMIUM} is not installed (apt-get install chromium).`);
+if (!hasChromium())
+  console.warn(`Skipping browser tests: ${CHROMIUM_PATH} is not installed (apt-get install chromium).`);
 
-describe.skipIf(!hasChromium)('consent page in a real browser (Chromium)', () => {
+describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () => {
   let sb: Sandbox;
   let browser: Browser;
   let callback: Server;
@@ -27,19 +25,7 @@ describe.skipIf(!hasChromium)('consent page in a real browser (Chromium)', () =>
     });
     await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
     callbackPort = (callback.address() as AddressInfo).port;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,27 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMkt, tempDir } from '../support/cli.js';
-import { startTestSandbox } from '../support/sandbox.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
+import { useSandbox } from '../support/sandbox.js';
 
-let sandbox: Sandbox;
-let dir: { path: string; remove(): Promise<void> };
-beforeAll(async () => {
-  sandbox = await startTestSandbox();
-  dir = await tempDir();
-});
-afterAll(async () => {
-  await sandbox.close();
-  await dir.remove();
-});
-const env = () => ({ MKT_SITE_URL: sandbox.siteUrl, MKT_API_KEY: sandbox.seed.test_key });
+const ctx = useSandbox();
 const mkt = (args: string[], extra: Record<string, string> = {}) =>
-  runMkt([...args, '--app', sandbox.seed.app.id], dir.path, { env: { ...env(), ...extra } });
+  ctx.mkt([...args, '--app', ctx.sandbox.seed.app.id], extra);
 
 describe('mkt trigger', () => {
   it('sends an event and prints its delivery id and outcome', async () => {
-    const user = sandbox.seed.users[0]!.id;
+    const user = ctx.sandbox.seed.users[0]!.id;
     const r = await mkt([
       'trigger',
       'subscription.created',
