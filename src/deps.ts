@@ -13,7 +13,7 @@ import { userAgent } from './version.js';
 /** Where the sandbox listens by default, and so the site used when nothing else is set. */
 export const DEFAULT_SITE_URL = 'http://127.0.0.1:7878';
 
-/** Everything domain code may touch, built once per command (STYLE.md: no globals). */
+/** Everything domain code may touch, built once per command (docs/CONTRIBUTING.md: no globals). */
 export interface Deps {
   env: Record<string, string | undefined>;
   stdin: Readable & { isTTY?: boolean };

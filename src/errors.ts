@@ -1,4 +1,4 @@
-/** Exit codes every `mkt` command uses (DESIGN.md). */
+/** Exit codes every `mkt` command uses (docs/CLI.md). */
 export const ExitCode = {
   ok: 0,
   error: 1,

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 
-/** Requests per minute allowed for a credential (CONTRACT.md: test 100, live 1,000); tokens are not paced. */
+/** Requests per minute allowed for a credential (docs/DECISIONS.md §1: test 100, live 1,000); tokens are not paced. */
 export function limitFor(secret: string | undefined): number | undefined {
   if (secret?.startsWith('test_')) return 100;
   if (secret?.startsWith('live_')) return 1000;

@@ -42,7 +42,7 @@ export type ProfileSettings = Record<string, string>;
 
 interface ConfigFile {
   profiles: Record<string, ProfileSettings>;
-  /** Per site: which token endpoint answered (CONTRACT.md §4). */
+  /** Per site: which token endpoint answered (docs/DECISIONS.md §4). */
   sites?: Record<string, { token_endpoint?: string }>;
 }
 

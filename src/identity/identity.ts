@@ -15,7 +15,7 @@ export interface Entitlement {
   [field: string]: unknown;
 }
 
-/** Statuses in which the user may use the plan's features (CONTRACT.md section 2). */
+/** Statuses in which the user may use the plan's features (docs/DECISIONS.md §2). */
 const USABLE_STATUSES = new Set(['active', 'trialing']);
 
 /** `GET /whoami`: the profile of whoever the credential belongs to. */

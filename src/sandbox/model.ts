@@ -70,7 +70,7 @@ export function userOfApp(core: SandboxCore, app: AppRecord, userId: string): Us
   return user;
 }
 
-/** The entitlement record of `GET /entitlements` (CONTRACT.md section 1). */
+/** The entitlement record of `GET /entitlements` (docs/DECISIONS.md §1). */
 export interface Entitlement {
   user_id: string;
   app_id: string;

@@ -8,7 +8,7 @@ import { consentPage, errorPage } from './pages.js';
 import { SCOPES, type AppRecord, type Scope, type UserRecord } from './store.js';
 import { isLoopbackUrl } from './validate.js';
 
-/** Authorization codes expire 60 s after they are issued (CONTRACT.md section 2). */
+/** Authorization codes expire 60 s after they are issued (docs/DECISIONS.md §2). */
 export const CODE_TTL_MS = 60_000;
 const CONSENT_USER_LIMIT = 200;
 const PKCE_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;

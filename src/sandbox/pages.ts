@@ -35,7 +35,7 @@ ${body}
 `;
 }
 
-/** What each scope lets the application do, in the person's words (CONTRACT.md section 2). */
+/** What each scope lets the application do, in the person's words (docs/DECISIONS.md §2). */
 const SCOPE_MEANINGS: Record<string, string> = {
   'identity:read': 'see your name, e-mail address and avatar',
   'entitlements:read': 'see your plan, its status, features and usage',

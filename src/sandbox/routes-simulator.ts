@@ -112,7 +112,7 @@ function defaultUserId(ctx: ApiContext, app: AppRecord): string {
   return ctx.core.store.userIdsByApp.get(app.id)?.[0] ?? app.owner_id;
 }
 
-/** Validates simulated event data against CONTRACT.md section 2, filling left-out fields with defaults. */
+/** Validates simulated event data against docs/DECISIONS.md §2, filling left-out fields with defaults. */
 function eventData(ctx: ApiContext, app: AppRecord, event: string, raw: unknown): Record<string, unknown> {
   if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw))) {
     throw invalidRequest('Field "data" must be an object.');

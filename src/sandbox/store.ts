@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoalescingWriter } from './persist.js';
 
-/** Subscription status values (CONTRACT.md section 2). */
+/** Subscription status values (docs/DECISIONS.md §2). */
 export const STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'] as const;
 export type Status = (typeof STATUSES)[number];
-/** Plan kinds (CONTRACT.md section 2). */
+/** Plan kinds (docs/DECISIONS.md §2). */
 export const PLAN_KINDS = ['free', 'monthly', 'annual', 'one_time'] as const;
 export type PlanKind = (typeof PLAN_KINDS)[number];
 /** Token scopes (docs/PROTOCOL.md, Identity). */

@@ -14,7 +14,7 @@ export type EventName = (typeof EVENT_NAMES)[number];
 
 type FieldKind = 'string' | 'string[]' | 'timestamp';
 
-/** The `data` fields of each event (CONTRACT.md section 2). */
+/** The `data` fields of each event (docs/DECISIONS.md §2). */
 export const EVENT_FIELDS: Record<EventName, Record<string, FieldKind>> = {
   'user.authorized': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
   'user.revoked': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
