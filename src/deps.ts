@@ -3,7 +3,7 @@ import { ApiClient } from './api/client.js';
 import { Session } from './auth/session.js';
 import { openBrowser } from './browser.js';
 import { systemClock, type Clock } from './clock.js';
-import { ConfigStore } from './config/store.js';
+import { checkConfigDir, ConfigStore } from './config/store.js';
 import { AutoStore } from './credentials/store.js';
 import { UsageError } from './errors.js';
 import { Output } from './output/output.js';
@@ -25,6 +25,8 @@ export interface Deps {
   credentials: AutoStore;
   siteUrl: string;
   siteUrlSource: 'flag' | 'env' | 'profile' | 'default';
+  /** The global flags a printed hint repeats so it runs as printed (`--site-url …`, `--profile …`). */
+  hintFlags: string;
   session: Session;
   api: ApiClient;
   openBrowser(url: string): Promise<void>;
@@ -55,6 +57,7 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     throw new UsageError(`Profile names use letters, digits, ".", "_" and "-"; "${profile}" does not.`);
   }
   const dir = configDir(env);
+  await checkConfigDir(dir, (message) => out.warn(message));
   const config = new ConfigStore(dir);
   let siteUrl: string;
   let siteUrlSource: Deps['siteUrlSource'];
@@ -65,6 +68,12 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     [siteUrl, siteUrlSource] = stored ? [stored, 'profile'] : [DEFAULT_SITE_URL, 'default'];
   }
   siteUrl = checkSiteUrl(siteUrl, siteUrlSource);
+  const hintFlags = [
+    siteUrlSource === 'flag' ? `--site-url ${siteUrl}` : '',
+    input.profile ? `--profile ${profile}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
   const credentials = new AutoStore({
     configDir: dir,
     forced: env.MKT_CREDENTIAL_STORE,
@@ -77,6 +86,7 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     profile,
     clock,
     siteUrl,
+    siteOverridden: siteUrlSource === 'flag' || siteUrlSource === 'env',
     configDir: dir,
     tokenRequest: (body) => api.tokenRequest(body),
   });
@@ -92,6 +102,8 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
       get: (site) => config.siteInfo(site),
       remember: (site, info) => config.rememberSite(site, info),
     },
+    hintFlags,
+    siteSource: describeSiteSource(siteUrlSource, profile),
   });
   return {
     env,
@@ -104,12 +116,23 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     credentials,
     siteUrl,
     siteUrlSource,
+    hintFlags,
     session,
     api,
     openBrowser: (url) => openBrowser(url, env),
     verbose,
     json,
   };
+}
+
+/** Where the site URL came from, as messages name it. */
+export function describeSiteSource(source: Deps['siteUrlSource'], profile: string): string {
+  return {
+    flag: '--site-url',
+    env: 'MKT_SITE_URL',
+    profile: `profile "${profile}"`,
+    default: 'the default, the local sandbox',
+  }[source];
 }
 
 function checkSiteUrl(value: string, source: string): string {

@@ -1,14 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
+import { readInput } from '../platform/input.js';
 import type { ApiResponse } from './client.js';
 
-/** Reads all of a stream as text. */
-export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-  return Buffer.concat(chunks).toString('utf8');
-}
+/** Key segments that would reach Object.prototype instead of the body. */
+const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Turns `key=value` strings into an object: typed scalars, `key[]=v` arrays, `a.b=v` nesting. */
 export function parseFields(fields: string[]): Record<string, unknown> {
@@ -31,9 +27,16 @@ export function parseFields(fields: string[]): Record<string, unknown> {
     const append = key.endsWith('[]');
     if (append) key = key.slice(0, -2);
     const path = key.split('.');
+    const bad = path.find((part) => FORBIDDEN_SEGMENTS.has(part) || part === '');
+    if (bad !== undefined) {
+      throw new UsageError(
+        `--field ${field}: ${bad ? `"${bad}" cannot be a field name` : 'a key has an empty part'}.`,
+        { code: 'invalid_field' },
+      );
+    }
     let target = out;
     for (const part of path.slice(0, -1)) {
-      const next = target[part];
+      const next = Object.hasOwn(target, part) ? target[part] : undefined;
       if (next === undefined) target = target[part] = {} as Record<string, unknown>;
       else if (typeof next === 'object' && next !== null && !Array.isArray(next))
         target = next as Record<string, unknown>;
@@ -41,7 +44,7 @@ export function parseFields(fields: string[]): Record<string, unknown> {
     }
     const last = path[path.length - 1]!;
     if (append) {
-      const existing = target[last];
+      const existing = Object.hasOwn(target, last) ? target[last] : undefined;
       target[last] = Array.isArray(existing) ? [...existing, value] : [value];
     } else target[last] = value;
   }
@@ -60,7 +63,7 @@ export async function callApi(
   let body: string | undefined;
   let query: Record<string, string> | undefined;
   if (input.input !== undefined) {
-    const text = input.input === '-' ? await readAll(deps.stdin) : await readFileOrUsage(input.input);
+    const text = await readInput(deps, input.input);
     try {
       JSON.parse(text);
     } catch (err) {
@@ -82,14 +85,4 @@ export async function callApi(
     body,
     headers: body === undefined ? undefined : { 'content-type': 'application/json' },
   });
-}
-
-async function readFileOrUsage(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    throw new UsageError(
-      `Cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
-    );
-  }
 }

@@ -1,14 +1,15 @@
-import { readAll } from '../api/raw.js';
-import type { Deps } from '../deps.js';
+import type { Credential } from '../api/client.js';
+import { describeSiteSource, type Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
-import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
+import { AuthError, MktError, UsageError } from '../errors.js';
+import { readInput } from '../platform/input.js';
 import { promptSecret } from '../prompts.js';
 import { type AuthorizationResponse, parseAuthorizationResponse, startCallbackListener } from './loopback.js';
 import { newAuthorizationSecrets } from './pkce.js';
 import { markSignedIn } from './profiles.js';
-import { apiKeyKind, type StoredToken, tokenFromResponse } from './session.js';
+import { apiKeyKind, storedKey, type StoredToken, tokenFromResponse } from './session.js';
 
-/** The scopes `mkt login` asks for unless `--scope` says otherwise. */
+/** The scopes `mkt login` always asks for; `--scope` adds to them. */
 const DEFAULT_SCOPES = ['identity:read', 'entitlements:read'];
 
 /** The user profile `GET /whoami` answers. */
@@ -40,23 +41,28 @@ function isHeadless(env: Record<string, string | undefined>): boolean {
 export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<StoredToken> {
   const clientId = input.clientId ?? (await deps.config.get(deps.profile, 'client-id'));
   if (!clientId) {
-    throw new UsageError('No OAuth client id: pass --client-id or store one for this profile.', {
-      code: 'client_id_required',
-      hints: ['mkt login --client-id CLIENT_ID', 'mkt config set client-id CLIENT_ID', 'mkt apps list'],
-    });
+    throw new UsageError(
+      `No OAuth client id: pass --client-id (the client_id of your app, cid_…), or store one for profile "${deps.profile}" with \`mkt config set client-id\`.`,
+      {
+        code: 'client_id_required',
+        hints: [
+          `mkt apps list${flags(deps)}   (shows each app's client_id, when signed in as its developer)`,
+          `mkt login${flags(deps)} --client-id cid_…`,
+        ],
+      },
+    );
   }
   const { secret: clientSecret, prompted } = await clientSecretFor(deps, clientId);
-  const scopes = [
-    ...new Set((input.scopes?.length ? input.scopes : DEFAULT_SCOPES).flatMap((s) => s.split(/[\s,]+/))),
-  ]
+  const scopes = [...new Set([...DEFAULT_SCOPES, ...(input.scopes ?? [])].flatMap((s) => s.split(/[\s,]+/)))]
     .filter(Boolean)
     .join(' ');
+  const { authorize } = await deps.api.oauthEndpoints();
   const { verifier, challenge, state } = newAuthorizationSecrets();
   const listener = await startCallbackListener(input.port ?? 0, state);
   const abort = new AbortController();
   try {
     const redirectUri = listener.redirectUri;
-    const authorizeUrl = new URL(`${deps.siteUrl}/oauth/authorize`);
+    const authorizeUrl = new URL(authorize);
     for (const [k, v] of Object.entries({
       client_id: clientId,
       redirect_uri: redirectUri,
@@ -67,7 +73,7 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
       code_challenge_method: 'S256',
     }))
       authorizeUrl.searchParams.set(k, v);
-    await preflight(deps, authorizeUrl, clientId, redirectUri, input.port);
+    await preflight(deps, authorizeUrl, { ...input, clientId }, redirectUri);
 
     const headless = input.noBrowser || isHeadless(deps.env);
     const waits: Array<Promise<AuthorizationResponse>> = [listener.result];
@@ -114,14 +120,14 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
         code_verifier: verifier,
       });
     } catch (err) {
-      throw explainTokenError(err, clientId, redirectUri, input.port);
+      throw explainTokenError(deps, err, clientId, redirectUri, input.port);
     }
     const token = tokenFromResponse(res.data, deps.clock.now(), {
       site_url: deps.siteUrl,
       client_id: clientId,
       scope: scopes,
     });
-    const user = await fetchProfile(deps, { authorization: `Bearer ${token.access_token}` });
+    const user = await fetchProfile(deps, { kind: 'token', secret: token.access_token, source: 'login' });
     token.user = { id: user.id, email: user.email, name: user.name };
     await deps.credentials.set(accounts.oauth(deps.profile), JSON.stringify(token));
     await deps.credentials.delete(accounts.apiKey(deps.profile));
@@ -142,7 +148,7 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
 export async function loginWithApiKey(deps: Deps): Promise<{ kind: 'test_key' | 'live_key'; user: Profile }> {
   const key = deps.stdin.isTTY
     ? await promptSecret(deps, 'API key', 'pipe it on stdin: mkt login --with-api-key < key.txt')
-    : (await readAll(deps.stdin)).trim();
+    : (await readInput(deps, '-')).trim();
   if (!key) {
     throw new UsageError('No API key on stdin.', {
       code: 'api_key_required',
@@ -158,16 +164,23 @@ export async function loginWithApiKey(deps: Deps): Promise<{ kind: 'test_key' | 
   }
   let user: Profile;
   try {
-    user = await fetchProfile(deps, { 'x-api-key': key });
+    user = await fetchProfile(deps, { kind, secret: key, source: 'login' });
   } catch (err) {
     if (err instanceof AuthError) {
-      throw new AuthError(err.code, `${deps.siteUrl} refused this API key; nothing was stored.`, {
-        hints: ['mkt keys list', 'mkt login --with-api-key'],
-      });
+      throw new AuthError(
+        err.code,
+        `${deps.siteUrl} (from ${siteSource(deps)}) refused this API key; nothing was stored.`,
+        {
+          hints: [
+            `mkt keys create --mode test${flags(deps)}   (a new key, when signed in as the app's developer)`,
+            'mkt login --with-api-key --site-url SITE_URL < key.txt   (if the key is for another marketplace)',
+          ],
+        },
+      );
     }
     throw err;
   }
-  await deps.credentials.set(accounts.apiKey(deps.profile), key);
+  await deps.credentials.set(accounts.apiKey(deps.profile), storedKey(key, deps.siteUrl));
   await deps.credentials.delete(accounts.oauth(deps.profile));
   await markSignedIn(deps.credentials, deps.profile, true);
   if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
@@ -178,9 +191,9 @@ export async function loginWithApiKey(deps: Deps): Promise<{ kind: 'test_key' | 
   return { kind, user };
 }
 
-/** `GET /whoami` with explicit credential headers (during login, before anything is stored). */
-export async function fetchProfile(deps: Deps, headers: Record<string, string>): Promise<Profile> {
-  const res = await deps.api.get<Profile>('/whoami', { auth: false, headers });
+/** `GET /whoami` with an explicit credential (during login, before anything is stored). */
+export async function fetchProfile(deps: Deps, credential: Credential): Promise<Profile> {
+  const res = await deps.api.get<Profile>('/whoami', { credential });
   if (!res.data || typeof res.data.id !== 'string') {
     throw new MktError('bad_response', `${deps.siteUrl}/api/v1/whoami did not answer a user profile.`);
   }
@@ -192,6 +205,16 @@ export function describeUser(user: { id: string; email?: string; name?: string }
   const who = user.name ?? user.email ?? user.id;
   const email = user.email && user.email !== who ? ` <${user.email}>` : '';
   return `${who}${email} (${user.id})`;
+}
+
+/** ` --site-url … --profile …` when a hint must repeat them to run as printed. */
+function flags(deps: Deps): string {
+  return deps.hintFlags ? ` ${deps.hintFlags}` : '';
+}
+
+/** Where the site URL came from, for messages. */
+export function siteSource(deps: Deps): string {
+  return describeSiteSource(deps.siteUrlSource, deps.profile);
 }
 
 function warnAboutOverrides(deps: Deps): void {
@@ -213,16 +236,29 @@ async function clientSecretFor(deps: Deps, clientId: string): Promise<{ secret: 
 }
 
 /** Asks the authorization endpoint first, so a wrong client id or redirect URI fails here, not in the browser. */
-async function preflight(deps: Deps, url: URL, clientId: string, redirectUri: string, port?: number) {
+async function preflight(
+  deps: Deps,
+  url: URL,
+  input: LoginInput & { clientId: string },
+  redirectUri: string,
+) {
+  const { clientId, port } = input;
   const res = await deps.api.request('GET', url.href, { auth: false, allowErrorStatus: true });
   if (res.status < 400 || res.status >= 500) return;
   const text = res.text.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
   if (/redirect[_ ]ur[il]/i.test(text)) throw redirectError(clientId, redirectUri, port);
   if (/client[_ ]id|invalid_client/i.test(text)) {
-    throw new UsageError(`${deps.siteUrl} does not know the client id "${clientId}".`, {
-      code: 'invalid_client',
-      hints: ['mkt apps list', 'mkt login --client-id CLIENT_ID'],
-    });
+    const from = input.clientId ? '--client-id' : `the client-id setting of profile "${deps.profile}"`;
+    throw new UsageError(
+      `${deps.siteUrl} (from ${siteSource(deps)}) does not know the client id "${clientId}" (from ${from}).`,
+      {
+        code: 'invalid_client',
+        hints: [
+          `mkt apps list${flags(deps)}`,
+          `mkt login${flags(deps)} --client-id cid_…   (your app's client_id)`,
+        ],
+      },
+    );
   }
   // Anything else (a sign-in wall, a page we do not understand) is for the person to see in the browser.
 }
@@ -238,18 +274,34 @@ function redirectError(clientId: string, redirectUri: string, port?: number): Us
   );
 }
 
-function explainTokenError(err: unknown, clientId: string, redirectUri: string, port?: number): unknown {
-  if (!(err instanceof MktError)) return err;
+function explainTokenError(
+  deps: Deps,
+  err: unknown,
+  clientId: string,
+  redirectUri: string,
+  port?: number,
+): unknown {
+  if (!(err instanceof AuthError)) return err;
   if (/redirect/i.test(err.message)) return redirectError(clientId, redirectUri, port);
   if (err.code === 'invalid_client') {
-    return new AuthError('invalid_client', `The marketplace refused the client secret of ${clientId}.`, {
-      hints: ['mkt apps rotate-secret --kind client   (then log in again)', 'MKT_CLIENT_SECRET=… mkt login'],
+    const secret = deps.env.MKT_CLIENT_SECRET ? 'MKT_CLIENT_SECRET' : 'the stored client secret';
+    return new AuthError(
+      'invalid_client',
+      `The marketplace refused client ${clientId} with ${secret}. ${err.message}`,
+      {
+        hints: [
+          `mkt apps rotate-secret --kind client${flags(deps)}   (stores a new secret; then log in again)`,
+          `MKT_CLIENT_SECRET=… mkt login${flags(deps)}   (with the secret your app was given)`,
+        ],
+      },
+    );
+  }
+  if (err.code === 'invalid_grant') {
+    return new AuthError('invalid_grant', `The code exchange failed. ${err.message}`, {
+      hints: [`mkt login${flags(deps)}   (a new sign-in; each code can be used once and expires quickly)`],
     });
   }
-  if (err instanceof ApiError && err.status < 500) {
-    return new AuthError(err.code || 'token_exchange_failed', `The code exchange failed: ${err.message}`);
-  }
-  return err;
+  return new AuthError(err.code, `The code exchange failed. ${err.message}`, { hints: [] });
 }
 
 /** Waits for a pasted redirect URL (state checked when present) or a bare code on stdin. */
@@ -257,12 +309,20 @@ async function readPasted(deps: Deps, state: string, signal: AbortSignal): Promi
   const { createInterface } = await import('node:readline');
   const rl = createInterface({ input: deps.stdin, terminal: false });
   return new Promise<AuthorizationResponse>((resolve, reject) => {
+    let finished = false;
     const finish = () => {
+      finished = true;
       rl.close(); // which pauses stdin
       // A paused pipe still keeps the process alive; nothing more will be read from it.
       (deps.stdin as { unref?: () => void }).unref?.();
     };
     signal.addEventListener('abort', finish, { once: true });
+    rl.on('close', () => {
+      if (!finished)
+        deps.out.info(
+          'Nothing more can be pasted (stdin is closed); waiting only for the browser redirect to reach this listener.',
+        );
+    });
     rl.on('line', (raw) => {
       const line = raw.trim();
       if (!line) return;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AuthError, UsageError } from '../errors.js';
+import { guardLocalHost } from '../platform/local-host.js';
 
 /** What the authorization server sent back to the redirect URI. */
 export interface AuthorizationResponse {
@@ -45,14 +46,18 @@ export function parseAuthorizationResponse(
   return { code };
 }
 
-/** Starts the listener on 127.0.0.1 (`port` 0 = any free port); only GET /callback can end the flow. */
+/** Starts the listener on 127.0.0.1 (`port` 0 = any free port); only GET /callback with our state ends the flow. */
 export async function startCallbackListener(port: number, expectedState: string): Promise<CallbackListener> {
   const { createServer } = await import('node:http');
   let settle!: { resolve(v: AuthorizationResponse): void; reject(e: unknown): void };
   const result = new Promise<AuthorizationResponse>((resolve, reject) => (settle = { resolve, reject }));
   result.catch(() => undefined);
   let done = false;
+  let actual = port;
+  // Anything but the callback of this login (another path, no code, a wrong state) gets an error page
+  // and the listener keeps waiting: any local process can send requests here.
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (!guardLocalHost(req, res, actual)) return;
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const params = url.searchParams;
     if (done || req.method !== 'GET' || url.pathname !== '/callback') {
@@ -60,6 +65,14 @@ export async function startCallbackListener(port: number, expectedState: string)
     }
     if (!params.has('code') && !params.has('error')) {
       return page(res, 400, 'Not a sign-in response', 'This request carries no code; mkt is still waiting.');
+    }
+    if (params.get('state') !== expectedState) {
+      return page(
+        res,
+        400,
+        'Not this sign-in',
+        'This response does not belong to the sign-in mkt is waiting for (its state does not match); mkt is still waiting.',
+      );
     }
     done = true;
     try {
@@ -89,7 +102,7 @@ export async function startCallbackListener(port: number, expectedState: string)
     );
     server.listen(port, '127.0.0.1', () => resolve());
   });
-  const actual = (server.address() as { port: number }).port;
+  actual = (server.address() as { port: number }).port;
   return {
     redirectUri: `http://127.0.0.1:${actual}/callback`,
     result,

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { CredentialStore } from '../credentials/store.js';
 import { accounts } from '../credentials/accounts.js';
 import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
-import { withFileLock } from './lock.js';
+import { withFileLock } from '../platform/lock-file.js';
 
 /** The OAuth token set as stored (JSON) in the credential store. */
 export interface StoredToken {
@@ -13,6 +13,8 @@ export interface StoredToken {
   token_type: string;
   /** Epoch ms when the access token expires. */
   expires_at?: number;
+  /** Epoch ms when it was issued: with expires_at, its lifetime. */
+  issued_at?: number;
   scope?: string;
   client_id?: string;
   site_url: string;
@@ -31,16 +33,42 @@ export function apiKeyKind(key: string): 'test_key' | 'live_key' | undefined {
   return undefined;
 }
 
-/** A token is refreshed when it expires within this window, so a request never starts with a dying token. */
+/**
+ * A token is refreshed when it expires within min(60 s, a quarter of its lifetime), so a request
+ * never starts with a dying token and a short-lived one is not refreshed on every call.
+ */
 const REFRESH_MARGIN_MS = 60_000;
+
+/** A stored API key and the site it was checked against (it is sent nowhere else). */
+interface StoredKey {
+  key: string;
+  site_url?: string;
+}
+
+/** The stored form of an API key for `siteUrl`. */
+export function storedKey(key: string, siteUrl: string): string {
+  return JSON.stringify({ key, site_url: siteUrl } satisfies StoredKey);
+}
+
+function parseStoredKey(raw: string): StoredKey {
+  try {
+    const parsed = JSON.parse(raw) as Partial<StoredKey>;
+    if (typeof parsed.key === 'string') return { key: parsed.key, site_url: parsed.site_url };
+  } catch {
+    // stored before keys were bound to a site: a bare key
+  }
+  return { key: raw };
+}
 
 export interface SessionDeps {
   env: Record<string, string | undefined>;
   store: CredentialStore & { resolve?(): Promise<CredentialStore> };
   profile: string;
   clock: Clock;
-  /** The site in use: a stored token is only ever sent to the site that issued it. */
+  /** The site in use: a stored token or key is only ever sent to the site it belongs to. */
   siteUrl?: string;
+  /** The site comes from --site-url or MKT_SITE_URL: a key stored without its site is not sent to it. */
+  siteOverridden?: boolean;
   /** Where the cross-process refresh lock lives. */
   configDir?: string;
   /** POSTs to the OAuth token endpoint (ApiClient.tokenRequest); without it tokens are not refreshed. */
@@ -63,6 +91,7 @@ export function tokenFromResponse(
     refresh_token: typeof data.refresh_token === 'string' ? data.refresh_token : base.refresh_token,
     token_type: typeof data.token_type === 'string' ? data.token_type : 'Bearer',
     expires_at: Number.isFinite(expiresIn) && expiresIn > 0 ? now + expiresIn * 1000 : undefined,
+    issued_at: now,
     scope: typeof data.scope === 'string' ? data.scope : base.scope,
     client_id: base.client_id,
     site_url: base.site_url,
@@ -76,10 +105,13 @@ export function tokenFromResponse(
  * refreshed before they expire and after a 401, one process at a time.
  */
 export class Session implements AuthSource {
+  /** One command refreshes at most once: a token refreshed here is used until the command ends. */
+  private refreshed = false;
+
   constructor(protected readonly deps: SessionDeps) {}
 
   async credential(): Promise<ResolvedCredential | null> {
-    const { env, profile } = this.deps;
+    const { env } = this.deps;
     if (env.MKT_ACCESS_TOKEN) return { kind: 'token', secret: env.MKT_ACCESS_TOKEN, source: 'env' };
     if (env.MKT_API_KEY) {
       const kind = apiKeyKind(env.MKT_API_KEY);
@@ -87,20 +119,30 @@ export class Session implements AuthSource {
         throw new UsageError('MKT_API_KEY must be a test_… or live_… key.', { code: 'invalid_api_key' });
       return { kind, secret: env.MKT_API_KEY, source: 'env' };
     }
-    const key = await this.deps.store.get(accounts.apiKey(profile));
+    const key = await this.storedKey();
     if (key) {
-      const kind = apiKeyKind(key);
-      if (kind) return { kind, secret: key, source: await this.storeKind() };
+      const kind = apiKeyKind(key.key);
+      if (kind && this.keyForThisSite(key)) return { kind, secret: key.key, source: await this.storeKind() };
     }
     let token = await this.storedToken();
     if (!token || !this.forThisSite(token)) return null;
-    if (this.expiresSoon(token) && this.deps.tokenRequest) token = await this.refresh(token, false);
+    if (this.expiresSoon(token) && this.deps.tokenRequest && !this.refreshed)
+      token = await this.refresh(token, false);
     return this.asCredential(token);
+  }
+
+  /** The site another stored credential of this profile belongs to, when it is not the site in use. */
+  async signedInElsewhere(): Promise<string | null> {
+    const key = await this.storedKey();
+    if (key && !this.keyForThisSite(key)) return key.site_url ?? 'the site stored in the profile';
+    const token = await this.storedToken();
+    return token && !this.forThisSite(token) ? token.site_url : null;
   }
 
   /** After a 401: the stored token refreshed (or already refreshed by another process), else null. */
   async afterUnauthorized(failed: Credential): Promise<Credential | null> {
-    if (failed.kind !== 'token' || failed.source === 'env' || !this.deps.tokenRequest) return null;
+    if (failed.kind !== 'token' || failed.source === 'env' || !this.deps.tokenRequest || this.refreshed)
+      return null;
     const token = await this.storedToken();
     if (!token || !this.forThisSite(token)) return null;
     if (token.access_token !== failed.secret) return this.asCredential(token);
@@ -121,8 +163,21 @@ export class Session implements AuthSource {
 
   /** True unless the token was issued by another site than the one in use (it is then never sent). */
   forThisSite(token: StoredToken): boolean {
+    return this.sameSite(token.site_url);
+  }
+
+  private async storedKey(): Promise<StoredKey | null> {
+    const raw = await this.deps.store.get(accounts.apiKey(this.deps.profile));
+    return raw ? parseStoredKey(raw) : null;
+  }
+
+  private keyForThisSite(key: StoredKey): boolean {
+    return key.site_url ? this.sameSite(key.site_url) : !this.deps.siteOverridden;
+  }
+
+  private sameSite(siteUrl: string | undefined): boolean {
     const site = this.deps.siteUrl;
-    return !site || !token.site_url || token.site_url.replace(/\/+$/, '') === site.replace(/\/+$/, '');
+    return !site || !siteUrl || siteUrl.replace(/\/+$/, '') === site.replace(/\/+$/, '');
   }
 
   /** Where the credential store keeps things: keychain, file or memory. */
@@ -131,7 +186,9 @@ export class Session implements AuthSource {
   }
 
   private expiresSoon(token: StoredToken): boolean {
-    return token.expires_at !== undefined && token.expires_at - this.deps.clock.now() <= REFRESH_MARGIN_MS;
+    if (token.expires_at === undefined) return false;
+    const lifetime = token.issued_at === undefined ? Infinity : token.expires_at - token.issued_at;
+    return token.expires_at - this.deps.clock.now() <= Math.min(REFRESH_MARGIN_MS, lifetime / 4);
   }
 
   private async asCredential(token: StoredToken): Promise<ResolvedCredential> {
@@ -145,6 +202,7 @@ export class Session implements AuthSource {
   private async refresh(seen: StoredToken, force: boolean): Promise<StoredToken> {
     const { clock, profile } = this.deps;
     const lockPath = join(this.deps.configDir ?? '.', 'locks', `${profile}.refresh.lock`);
+    this.refreshed = true;
     return withFileLock(lockPath, clock, async () => {
       const current = (await this.storedToken()) ?? seen;
       // Another process refreshed it, or (unless a 401 forces it) it is still good: nothing to spend.
@@ -189,12 +247,12 @@ export class Session implements AuthSource {
         client_secret: secret,
       });
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'invalid_grant') {
+      if (err instanceof AuthError && err.code === 'invalid_grant') {
         // The server says this grant is dead: forget it, so nothing keeps retrying it.
         await store.delete(accounts.oauth(profile));
         return fail(`Your sign-in to ${token.site_url} was revoked or has expired.`, 'refresh_rejected');
       }
-      if (err instanceof ApiError) {
+      if (err instanceof ApiError || err instanceof AuthError) {
         return fail(`Your sign-in to ${token.site_url} expired and could not be renewed (${err.message}).`);
       }
       throw err;

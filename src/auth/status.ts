@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
 import { AuthError } from '../errors.js';
-import { fetchProfile, type Profile } from './login.js';
+import { fetchProfile, type Profile, siteSource } from './login.js';
 import { markSignedIn, signedInProfiles } from './profiles.js';
 
 /** The `mkt auth status --json` document. */
@@ -12,23 +12,25 @@ export interface AuthStatus {
   live: boolean;
   /** env, keychain, file or memory. */
   source: string;
+  /** Where the credential store keeps secrets (the file's path for the file store). */
+  store: string;
   user: Profile | null;
   client_id: string | null;
   expires_at: string | null;
   scopes: string[];
 }
 
-/** The error for "no credential": names the site and profile, and the command that fixes it. */
+/** The error for "no credential": names the site (and where it came from), the profile, and the command that fixes it. */
 export async function notLoggedIn(deps: Deps): Promise<AuthError> {
-  const token = await deps.session.storedToken();
-  const elsewhere =
-    token && !deps.session.forThisSite(token) ? ` (this profile is signed in to ${token.site_url})` : '';
+  const elsewhere = await deps.session.signedInElsewhere();
+  const flags = deps.hintFlags ? ` ${deps.hintFlags}` : '';
+  const note = elsewhere
+    ? ` Its sign-in belongs to ${elsewhere} and is never sent to another site; sign in to ${deps.siteUrl} too, or use another profile.`
+    : '';
   return new AuthError(
     'not_logged_in',
-    `Not logged in to ${deps.siteUrl} with profile "${deps.profile}"${elsewhere}.`,
-    {
-      hints: ['mkt login', 'mkt login --with-api-key < key.txt'],
-    },
+    `Not logged in to ${deps.siteUrl} (from ${siteSource(deps)}) with profile "${deps.profile}".${note}`,
+    { hints: [`mkt login${flags}`, `mkt login --with-api-key${flags} < key.txt`] },
   );
 }
 
@@ -36,11 +38,7 @@ export async function notLoggedIn(deps: Deps): Promise<AuthError> {
 export async function authStatus(deps: Deps): Promise<AuthStatus> {
   const credential = await deps.session.credential();
   if (!credential) throw await notLoggedIn(deps);
-  const header: Record<string, string> =
-    credential.kind === 'token'
-      ? { authorization: `Bearer ${credential.secret}` }
-      : { 'x-api-key': credential.secret };
-  const user = await fetchProfile(deps, header);
+  const user = await fetchProfile(deps, credential);
   const token = credential.token;
   return {
     site_url: deps.siteUrl,
@@ -48,6 +46,7 @@ export async function authStatus(deps: Deps): Promise<AuthStatus> {
     kind: credential.kind,
     live: credential.kind === 'live_key',
     source: credential.source,
+    store: deps.credentials.location,
     user,
     client_id: token?.client_id ?? null,
     expires_at: token?.expires_at ? new Date(token.expires_at).toISOString() : null,

@@ -41,13 +41,8 @@ Fields left out get defaults (the app's first test user, the user's plan, now). 
     const f = this.flags;
     let file: unknown;
     if (f['data-file']) {
-      const { readFile } = await import('node:fs/promises');
-      let text: string;
-      try {
-        text = f['data-file'] === '-' ? await readStdin() : await readFile(f['data-file'], 'utf8');
-      } catch (err) {
-        throw new UsageError(`Cannot read --data-file ${f['data-file']}: ${(err as Error).message}`);
-      }
+      const { readInput } = await import('../platform/input.js');
+      const text = await readInput({ stdin: process.stdin }, f['data-file']);
       try {
         file = JSON.parse(text);
       } catch (err) {
@@ -94,10 +89,4 @@ Fields left out get defaults (the app's first test user, the user's plan, now). 
     }
     return result;
   }
-}
-
-async function readStdin(): Promise<string> {
-  let text = '';
-  for await (const chunk of process.stdin) text += String(chunk);
-  return text;
 }

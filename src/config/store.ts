@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { chmod, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { SiteInfo } from '../api/client.js';
 import { writeFileAtomic } from '../fs-atomic.js';
 import { MktError, UsageError } from '../errors.js';
 
@@ -43,7 +44,7 @@ export type ProfileSettings = Record<string, string>;
 interface ConfigFile {
   profiles: Record<string, ProfileSettings>;
   /** Per site: which token endpoint answered (docs/DECISIONS.md §4). */
-  sites?: Record<string, { token_endpoint?: string }>;
+  sites?: Record<string, SiteInfo>;
 }
 
 /** Checks a key and value before anything is written; throws a UsageError naming what is accepted. */
@@ -59,6 +60,43 @@ export function validateSetting(key: string, value?: string): void {
     if (problem)
       throw new UsageError(`Invalid value for ${key}: ${problem}.`, { code: 'invalid_config_value' });
   }
+}
+
+/**
+ * Refuses a config folder another user owns, and takes group/other write access away from ours
+ * (with a warning): whoever can write there can redirect the site URL or swap the credential file.
+ */
+export async function checkConfigDir(dir: string, warn: (message: string) => void): Promise<void> {
+  if (process.platform === 'win32') return;
+  let info;
+  try {
+    info = await stat(dir);
+  } catch {
+    return; // created later, 0700
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid && info.uid !== 0) {
+    throw new MktError(
+      'config_dir_unsafe',
+      `The config folder ${dir} belongs to another user (uid ${info.uid}); mkt keeps secrets and settings only in a folder of yours.`,
+      1,
+      { hints: ['MKT_CONFIG_DIR=~/.config/mkt mkt …   (a folder you own)'] },
+    );
+  }
+  if ((info.mode & 0o022) === 0) return;
+  try {
+    await chmod(dir, info.mode & 0o755);
+  } catch (err) {
+    throw new MktError(
+      'config_dir_unsafe',
+      `The config folder ${dir} is writable by others and could not be fixed (${(err as Error).message}).`,
+      1,
+      { hints: [`chmod go-w "${dir}"`] },
+    );
+  }
+  warn(
+    `The config folder ${dir} was writable by others (mode ${(info.mode & 0o777).toString(8)}); removed their write access.`,
+  );
 }
 
 /** The settings file (`config.json` in the config folder): profiles and what we learned about sites. */
@@ -142,11 +180,11 @@ export class ConfigStore {
     });
   }
 
-  async siteInfo(siteUrl: string): Promise<{ token_endpoint?: string }> {
+  async siteInfo(siteUrl: string): Promise<SiteInfo> {
     return { ...((await this.load()).sites?.[siteUrl] ?? {}) };
   }
 
-  async rememberSite(siteUrl: string, info: { token_endpoint?: string }): Promise<void> {
+  async rememberSite(siteUrl: string, info: SiteInfo): Promise<void> {
     await this.save((f) => {
       f.sites = { ...(f.sites ?? {}), [siteUrl]: { ...(f.sites?.[siteUrl] ?? {}), ...info } };
     });

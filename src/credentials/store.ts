@@ -1,4 +1,5 @@
-import { chmod, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../fs-atomic.js';
 import { MktError, UsageError } from '../errors.js';
@@ -100,12 +101,27 @@ export class FileStore implements CredentialStore {
   private async load(): Promise<Record<string, string>> {
     let text: string;
     try {
-      const info = await stat(this.file);
-      // Someone loosened the permissions: tighten them again rather than leave secrets readable.
-      if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) await chmod(this.file, 0o600);
-      text = await readFile(this.file, 'utf8');
+      // O_NOFOLLOW: a symbolic link planted here is refused, never read, chmod-ed or written through.
+      const handle = await open(this.file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+      try {
+        const info = await handle.stat();
+        // Someone loosened the permissions: tighten them again rather than leave secrets readable.
+        if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) await handle.chmod(0o600);
+        text = await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return {};
+      if (
+        code === 'ELOOP' ||
+        (await lstat(this.file).then(
+          (i) => i.isSymbolicLink(),
+          () => false,
+        ))
+      )
+        throw this.symlinkError();
       throw new MktError('credentials_unreadable', `Cannot read ${this.file}: ${(err as Error).message}`);
     }
     try {
@@ -122,6 +138,15 @@ export class FileStore implements CredentialStore {
         { hints: [`Move it aside and sign in again: mv "${this.file}" "${this.file}.bak" && mkt login`] },
       );
     }
+  }
+
+  private symlinkError(): MktError {
+    return new MktError(
+      'credentials_symlink',
+      `${this.file} is a symbolic link; mkt keeps secrets only in a regular file of its own and changed nothing.`,
+      1,
+      { hints: [`ls -l "${this.file}"   (then remove the link: rm "${this.file}")`] },
+    );
   }
 
   async get(account: string): Promise<string | null> {
@@ -161,7 +186,7 @@ export class MemoryStore implements CredentialStore {
 
 /**
  * Chooses the store on first use: MKT_CREDENTIAL_STORE forces one; otherwise the keychain when it
- * answers, else the file, announced once on stderr by whoever passes `notice`.
+ * answers, else the file, announced (through `notice`) by the first command that stores a secret there.
  */
 export class AutoStore implements CredentialStore {
   private chosen: CredentialStore | undefined;
@@ -207,25 +232,21 @@ export class AutoStore implements CredentialStore {
     }
   }
 
-  private async store(): Promise<CredentialStore> {
+  async get(account: string) {
+    return (await this.resolve()).get(account);
+  }
+  async set(account: string, secret: string) {
     const store = await this.resolve();
+    await store.set(account, secret);
     // A file chosen with MKT_CREDENTIAL_STORE=file is the user's own decision; a fallback is announced.
     if (store.kind === 'file' && this.options.forced !== 'file' && !this.announced) {
       this.announced = true;
       this.options.notice(
-        `No OS keychain answered; credentials are kept in ${store.location} (readable only by you).`,
+        `No OS keychain answered: stored in ${store.location} (readable only by you). Set MKT_CREDENTIAL_STORE=keychain or =file to choose.`,
       );
     }
-    return store;
-  }
-
-  async get(account: string) {
-    return (await this.store()).get(account);
-  }
-  async set(account: string, secret: string) {
-    return (await this.store()).set(account, secret);
   }
   async delete(account: string) {
-    return (await this.store()).delete(account);
+    return (await this.resolve()).delete(account);
   }
 }

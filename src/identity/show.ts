@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { CheckFailedError, ExitCode } from '../errors.js';
+import { ApiError, CheckFailedError, ExitCode } from '../errors.js';
 import { checkFeature, entitlementFields, entitlements, whoami } from './identity.js';
 
 /** `mkt whoami`: fetches and prints the profile (a summary, or JSON with --json). */
@@ -22,7 +22,12 @@ export async function showEntitlements(
   deps: Deps,
   input: { user?: string; feature?: string },
 ): Promise<number> {
-  const ent = await entitlements(deps, { user: input.user });
+  const ent = await entitlements(deps, { user: input.user }).catch((err: unknown) => {
+    // No entitlement at all is a "no" to --feature, like a plan without the feature.
+    if (input.feature && err instanceof ApiError && err.status === 404 && /entitle/i.test(err.message))
+      throw new CheckFailedError('no_entitlement', `${err.message} So "${input.feature}" is not allowed.`);
+    throw err;
+  });
   const check = input.feature ? checkFeature(ent, input.feature, deps.clock.now()) : undefined;
   if (deps.json) {
     deps.out.json(ent);

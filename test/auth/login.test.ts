@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runMkt, tempDir } from '../support/cli.js';
+import { json, startServer } from '../support/server.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import {
   approveElsewhere,
@@ -107,12 +108,28 @@ describe('mkt login (browser flow)', () => {
     expect(after.stderr).toContain('Try: mkt login');
   });
 
-  it('rejects a callback whose state was forged and stores nothing', async () => {
-    const res = await login([], { PERSON_STATE: 'forged-state-value' });
-    expect(res.code).toBe(4);
-    expect(res.stderr).toContain('state does not match');
+  it('refuses a callback whose state was forged, keeps waiting for the real one, and stores nothing', async () => {
+    const res = await login(['--timeout', '2'], { PERSON_STATE: 'forged-state-value' });
     expect(await readLog(env.PERSON_LOG!, /^callback /)).toContain('callback 400 failed');
+    expect(res.stderr).toContain('Nobody finished the sign-in within 2 s');
+    expect(res.code).toBe(4);
     expect(await storedSecrets(dir.path)).toEqual({});
+  });
+
+  it('survives noise on the loopback listener: a wrong state, a POST, a foreign Host (421)', async () => {
+    const ada = sandbox.seed.users[0]!;
+    const res = await login([], { PERSON_USER: ada.id, PERSON_NOISE: '1' });
+    expect(await readLog(env.PERSON_LOG!, /^callback /)).toEqual([
+      'consent 200',
+      'decision 302',
+      'favicon 404',
+      'stray-state 400',
+      'stray-post 404',
+      'foreign-host 421',
+      'callback 200 signed-in',
+    ]);
+    expect(res.stderr).toContain(`✓ Logged in as ${ada.name}`);
+    expect(res.code).toBe(0);
   });
 
   it('reports a denied consent clearly (exit 4) and stores nothing', async () => {
@@ -154,7 +171,7 @@ describe('mkt login (browser flow)', () => {
   it('asks for a client id when neither the flag nor the profile has one (exit 2)', async () => {
     const res = await runMkt(['login'], dir.path, { env });
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain('Try: mkt login --client-id CLIENT_ID');
+    expect(res.stderr).toContain('Try: mkt login --client-id cid_…');
   });
 
   it('refuses an unknown client id before opening the browser (exit 2)', async () => {
@@ -229,15 +246,46 @@ describe('mkt login --with-api-key', () => {
     expect(res.code).toBe(0);
     expect(res.stderr).toContain(`Logged in as ${sandbox.seed.developer.name}`);
     expect(res.stderr).toContain('with a test key');
-    expect((await storedSecrets(dir.path))['default:api-key']).toBe(sandbox.seed.test_key);
+    expect(JSON.parse((await storedSecrets(dir.path))['default:api-key']!)).toEqual({
+      key: sandbox.seed.test_key,
+      site_url: sandbox.siteUrl,
+    });
     const status = await runMkt(['auth', 'status'], dir.path, { env });
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/Credential:\s+test API key/);
-    expect(status.stdout).toMatch(/Source:\s+file/);
+    expect(status.stdout).toMatch(
+      /Source:\s+file .*credentials\.json \(chosen with MKT_CREDENTIAL_STORE=file\)/,
+    );
     expect(status.stdout).not.toContain(sandbox.seed.test_key);
     const token = await runMkt(['auth', 'token'], dir.path, { env });
     expect(token.code).toBe(4);
     expect(token.stderr).toContain('access tokens come from `mkt login`');
+  });
+
+  it('never sends a stored key to another site, and says which site it belongs to', async () => {
+    const stored = await runMkt(['login', '--with-api-key'], dir.path, {
+      env,
+      input: `${sandbox.seed.test_key}\n`,
+    });
+    expect(stored.code).toBe(0);
+    const other = await startServer((_req, res) => json(res, 200, { id: 'usr_other' }));
+    try {
+      for (const run of [
+        () => runMkt(['whoami', '--site-url', other.url], dir.path, { env }),
+        () => runMkt(['whoami'], dir.path, { env: { ...env, MKT_SITE_URL: other.url } }),
+      ]) {
+        const res = await run();
+        expect(res.code).toBe(4);
+        expect(res.stderr).toContain(`Its sign-in belongs to ${sandbox.siteUrl}`);
+        expect(res.stderr).toMatch(/Try: mkt login( --site-url \S+)?\n/);
+      }
+      expect(other.seen.filter((s) => s.headers['x-api-key'] !== undefined)).toEqual([]);
+      expect(other.seen.filter((s) => s.headers.authorization !== undefined)).toEqual([]);
+    } finally {
+      await other.close();
+    }
+    // At its own site the key still works.
+    expect((await runMkt(['whoami'], dir.path, { env })).code).toBe(0);
   });
 
   it('refuses something that is not a key (exit 2) and a key the site does not know (exit 4)', async () => {

@@ -86,5 +86,5 @@ it('never sends a token to another site than the one that issued it', async () =
     env: { ...env, MKT_SITE_URL: 'http://127.0.0.1:9' },
   });
   expect(res.code).toBe(4);
-  expect(res.stderr).toContain(`this profile is signed in to ${sandbox.siteUrl}`);
+  expect(res.stderr).toContain(`Its sign-in belongs to ${sandbox.siteUrl}`);
 });

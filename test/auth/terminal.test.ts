@@ -54,7 +54,7 @@ describe('mkt login --with-api-key on a terminal', () => {
     expect(res.stdout).not.toContain(key);
     expect(res.stdout).toContain(`✓ Logged in as ${sandbox.seed.developer.name}`);
     expect(res.stdout).toContain('with a test key');
-    expect((await storedSecrets(dir.path))['default:api-key']).toBe(key);
+    expect(JSON.parse((await storedSecrets(dir.path))['default:api-key']!).key).toBe(key);
 
     const status = await runMkt(['auth', 'status', '--json'], dir.path, { env });
     expect(status.code, status.stderr).toBe(0);

@@ -256,10 +256,14 @@ describe('token endpoint discovery', () => {
       });
     const first = await client().tokenRequest({ grant_type: 'authorization_code', code: 'c' });
     expect(first.data).toMatchObject({ access_token: 'at_1' });
-    expect(s.seen.map((r) => r.url)).toEqual(['/api/oauth/token', '/api/v1/oauth/token']);
+    expect(s.seen.map((r) => r.url)).toEqual([
+      '/.well-known/oauth-authorization-server',
+      '/api/oauth/token',
+      '/api/v1/oauth/token',
+    ]);
     const saved = JSON.parse(await readFile(join(dir.path, 'config.json'), 'utf8'));
     expect(saved.sites[s.url].token_endpoint).toBe(`${s.url}/api/v1/oauth/token`);
     await client().tokenRequest({ grant_type: 'authorization_code', code: 'c' });
-    expect(s.seen.map((r) => r.url).slice(2)).toEqual(['/api/v1/oauth/token']);
+    expect(s.seen.map((r) => r.url).slice(3)).toEqual(['/api/v1/oauth/token']);
   });
 });

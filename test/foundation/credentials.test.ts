@@ -43,17 +43,32 @@ describe('FileStore', () => {
 });
 
 describe('choosing a store', () => {
-  it('falls back to the file, saying so once, when no D-Bus session exists', async () => {
-    const s = await startServer((_req, res) =>
-      json(res, 401, { error: { code: 'unauthorized', message: 'no credentials' } }),
+  it('falls back to the file without a D-Bus session: silent when reading, announced where a secret is stored', async () => {
+    const s = await startServer((req, res) =>
+      req.headers['x-api-key'] === 'test_fallbackKey1'
+        ? json(res, 200, { id: 'usr_1', name: 'Una' })
+        : json(res, 401, { error: { code: 'unauthorized', message: 'no credentials' } }),
     );
+    const env = { MKT_SITE_URL: s.url, MKT_CREDENTIAL_STORE: undefined, DBUS_SESSION_BUS_ADDRESS: undefined };
     try {
-      const r = await runMkt(['api', 'GET', '/whoami'], dir.path, {
-        env: { MKT_SITE_URL: s.url, MKT_CREDENTIAL_STORE: undefined, DBUS_SESSION_BUS_ADDRESS: undefined },
+      const read = await runMkt(['api', 'GET', '/whoami'], dir.path, { env });
+      expect(read.code).toBe(4);
+      expect(read.stderr).not.toMatch(/keychain|credentials\.json/);
+      const login = await runMkt(['login', '--with-api-key'], dir.path, {
+        env,
+        input: 'test_fallbackKey1\n',
       });
-      expect(r.code).toBe(4);
-      expect(r.stderr.match(/credentials are kept in/g)).toHaveLength(1);
-      expect(r.stderr).toContain(join(dir.path, 'credentials.json'));
+      expect(login.code).toBe(0);
+      expect(login.stderr.match(/No OS keychain answered/g)).toHaveLength(1);
+      expect(login.stderr).toContain(`stored in ${join(dir.path, 'credentials.json')}`);
+      expect(login.stderr).toContain('MKT_CREDENTIAL_STORE=keychain or =file');
+      const whoami = await runMkt(['whoami'], dir.path, { env });
+      expect(whoami.code).toBe(0);
+      expect(whoami.stderr).toBe('');
+      const status = await runMkt(['auth', 'status'], dir.path, { env });
+      expect(status.stdout).toMatch(
+        /Source:\s+file \S+credentials\.json \(no OS keychain answered; choose with MKT_CREDENTIAL_STORE=keychain\|file\)/,
+      );
     } finally {
       await s.close();
     }
@@ -82,7 +97,7 @@ describe('choosing a store', () => {
         });
         expect(r.signal).toBeNull();
         expect(r.code).toBe(4);
-        expect(r.stderr).toContain('credentials are kept in');
+        expect(r.stderr).not.toContain('keychain'); // a read-only command: the fallback is silent
       } finally {
         await s.close();
       }
@@ -121,7 +136,7 @@ describe.runIf(process.env.MKT_TEST_KEYCHAIN === '1')(
       expect((await auto.resolve()).kind).toBe('keychain');
       const r = await runMkt(['config', 'list'], dir.path, { env: { MKT_CREDENTIAL_STORE: undefined } });
       expect(r.code).toBe(0);
-      expect(r.stderr).not.toContain('credentials are kept in');
+      expect(r.stderr).not.toContain('No OS keychain answered');
       await expect(stat(join(dir.path, 'credentials.json'))).rejects.toThrow();
     });
   },

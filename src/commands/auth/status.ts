@@ -17,7 +17,9 @@ export default class AuthStatus extends BaseCommand<typeof AuthStatus> {
       const source =
         status.source === 'env'
           ? `environment (${status.kind === 'token' ? 'MKT_ACCESS_TOKEN' : 'MKT_API_KEY'})`
-          : status.source;
+          : status.source === 'file'
+            ? `file ${status.store} (${deps.env.MKT_CREDENTIAL_STORE === 'file' ? 'chosen with MKT_CREDENTIAL_STORE=file' : 'no OS keychain answered; choose with MKT_CREDENTIAL_STORE=keychain|file'})`
+            : status.source;
       deps.out.fields([
         ['Site', status.site_url],
         ['Profile', status.profile],

@@ -67,7 +67,7 @@ and \`mkt webhooks resend\` work beside it.`;
     const { resolveAppId } = await import('../../apps/resolve.js');
     const { dataDir } = await import('../../paths.js');
     const { journalDir } = await import('../../webhooks/journal.js');
-    const { JournalLock } = await import('../../webhooks/lock.js');
+    const { JournalLock } = await import('../../platform/lock-file.js');
     const { EVENT_NAMES } = await import('../../simulator/events.js');
 
     const events = new Set(

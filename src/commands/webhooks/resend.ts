@@ -22,7 +22,7 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
     const deps = await this.deps();
     const { appendRecord, journalDir, readJournal, summarize } = await import('../../webhooks/journal.js');
     const { forwardDelivery } = await import('../../webhooks/forward.js');
-    const { lockHolder } = await import('../../webhooks/lock.js');
+    const { lockHolder } = await import('../../platform/lock-file.js');
     const { dataDir } = await import('../../paths.js');
     const app = this.flags.app ?? (await deps.config.get(deps.profile, 'app'));
     const dir = journalDir(dataDir(deps.env), app);

@@ -1,34 +1,29 @@
 import { unlinkSync, readFileSync } from 'node:fs';
 import { link, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import type { Clock } from '../clock.js';
 import { MktError } from '../errors.js';
 
-/** What a lock file holds: who listens on the journal, since when, and whether it forwards. */
+/** What a lock file holds: which process holds it, since when, on which host, plus the holder's own fields. */
 export interface LockHolder {
   pid: number;
   started_at: string;
   host: string;
-  /** The --forward-to of the holder (it then owns every delivery still `received`); null without. */
-  forward_to: string | null;
+  [field: string]: unknown;
 }
-
-/** The lock file of a journal folder. */
-export const lockPath = (dir: string) => join(dir, 'listen.lock');
 
 /** A lock file whose content cannot be read is this old (ms) before it counts as abandoned. */
 const UNREADABLE_GRACE_MS = 2_000;
+
+/** Lock paths this process holds now (a lock naming our pid that is not here was left by a previous run). */
+const heldHere = new Set<string>();
 
 function parseHolder(text: string): LockHolder | null {
   try {
     const h = JSON.parse(text) as Partial<LockHolder>;
     if (!Number.isSafeInteger(h.pid) || (h.pid ?? 0) <= 0 || typeof h.started_at !== 'string') return null;
-    return {
-      pid: h.pid!,
-      started_at: h.started_at,
-      host: typeof h.host === 'string' ? h.host : '',
-      forward_to: typeof h.forward_to === 'string' ? h.forward_to : null,
-    };
+    return { ...h, pid: h.pid!, started_at: h.started_at, host: typeof h.host === 'string' ? h.host : '' };
   } catch {
     return null;
   }
@@ -64,13 +59,13 @@ function processStart(pid: number): number | undefined {
 /**
  * Whether the holder may still be running: a process of that pid exists on this host (EPERM: it
  * exists, owned by someone else), and did not start after the lock was written (then the pid was
- * given to another process since). A holder on another host (a shared data folder) cannot be checked
- * and counts as alive. Our own pid is never the holder: we are only now taking the lock (a container
- * restarted with the same pid as the run that was killed).
+ * given to another process since). A holder on another host (a shared folder) cannot be checked and
+ * counts as alive. Our own pid holds it only if this process took it (else a container restarted
+ * with the same pid as the run that was killed).
  */
-function alive(h: LockHolder): boolean {
+function alive(path: string, h: LockHolder): boolean {
   if (h.host && h.host !== hostname()) return true;
-  if (h.pid === process.pid) return false;
+  if (h.pid === process.pid) return heldHere.has(path);
   try {
     process.kill(h.pid, 0);
   } catch (err) {
@@ -90,14 +85,23 @@ const same = (a: LockHolder | 'unreadable' | null, b: LockHolder | 'unreadable')
     a.pid === b.pid &&
     a.started_at === b.started_at);
 
-/** Which `mkt webhooks listen` holds the journal in `dir` now, if any (for `resend`). */
-export async function lockHolder(dir: string): Promise<LockHolder | null> {
-  const h = await readHolder(lockPath(dir));
-  return h && h !== 'unreadable' && alive(h) ? h : null;
+/** The running process that holds the lock file `path`, if any. */
+export async function liveHolder(path: string): Promise<LockHolder | null> {
+  const h = await readHolder(path);
+  return h && h !== 'unreadable' && alive(path, h) ? h : null;
 }
 
-/** The exclusive lock of one journal folder, held by one `mkt webhooks listen`. */
-export class JournalLock {
+export interface LockOptions {
+  /** Extra fields written into the lock file for whoever finds it held. */
+  fields?: Record<string, unknown>;
+  /** Says that a dead holder's lock was taken over; `label` names the lock in that message. */
+  warn?(message: string): void;
+  label?: string;
+  now?: () => number;
+}
+
+/** An exclusive lock file (created with O_EXCL) holding our pid, host and start time. */
+export class FileLock {
   private released = false;
   private readonly onExit = () => this.releaseSync();
 
@@ -105,27 +109,24 @@ export class JournalLock {
     readonly path: string,
     readonly holder: LockHolder,
   ) {
+    heldHere.add(path);
     // process.exit (a second Ctrl-C) skips `finally` blocks; the lock still goes.
     process.once('exit', this.onExit);
   }
 
   /**
-   * Takes the lock of the journal folder `dir`: a file created with `wx` holding our pid and start
-   * time. A lock whose process is gone (killed, crashed) is taken over, and `warn` says so; a lock
-   * held by a running process is a MktError naming it.
+   * Takes the lock at `path`, or answers the running process that holds it. A lock whose process is
+   * gone (killed, crashed, its pid reused since) is taken over, and `warn` says so.
    */
-  static async acquire(
-    dir: string,
-    options: { forwardTo?: string; app?: string; warn(message: string): void; now?: () => number },
-  ): Promise<JournalLock> {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const path = lockPath(dir);
+  static async tryAcquire(path: string, options: LockOptions = {}): Promise<FileLock | LockHolder> {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     const now = options.now ?? Date.now;
+    const label = options.label ?? `lock ${path}`;
     const me: LockHolder = {
       pid: process.pid,
       started_at: new Date(now()).toISOString(),
       host: hostname(),
-      forward_to: options.forwardTo ?? null,
+      ...options.fields,
     };
     for (let attempt = 0; ; attempt++) {
       try {
@@ -135,19 +136,12 @@ export class JournalLock {
         } finally {
           await handle.close();
         }
-        return new JournalLock(path, me);
+        return new FileLock(path, me);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       if (attempt >= 50) {
-        throw new MktError(
-          'journal_locked',
-          `Could not take the lock ${path} (it keeps changing hands).`,
-          1,
-          {
-            hints: ['mkt webhooks listen   (try again)'],
-          },
-        );
+        throw new MktError('lock_contended', `Could not take the lock ${path} (it keeps changing hands).`);
       }
       const found = await readHolder(path);
       if (found === null) continue; // released meanwhile
@@ -161,11 +155,11 @@ export class JournalLock {
           await new Promise((r) => setTimeout(r, 100));
           continue;
         }
-      } else if (alive(found)) {
-        throw lockedError(dir, found, options.app);
+      } else if (alive(path, found)) {
+        return found;
       }
       // Abandoned. Move it aside (atomic), then make sure what was moved is what we judged abandoned:
-      // another listener may have taken it over between our read and the rename.
+      // another process may have taken it over between our read and the rename.
       const aside = `${path}.${process.pid}.stale`;
       try {
         await rename(path, aside);
@@ -181,10 +175,10 @@ export class JournalLock {
         continue;
       }
       await rm(aside, { force: true });
-      options.warn(
+      options.warn?.(
         found === 'unreadable'
-          ? `Took over the journal lock ${path}, which held no process (a listener that died while starting).`
-          : `Took over the journal lock of process ${found.pid} (started ${found.started_at}), which is no longer running.`,
+          ? `Took over the ${label} ${path}, which held no process (one that died while starting).`
+          : `Took over the ${label} of process ${found.pid} (started ${found.started_at}), which is no longer running.`,
       );
     }
   }
@@ -193,6 +187,7 @@ export class JournalLock {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
+    heldHere.delete(this.path);
     process.off('exit', this.onExit);
     const found = await readHolder(this.path).catch(() => null);
     if (same(found, this.holder)) await rm(this.path, { force: true });
@@ -209,7 +204,75 @@ export class JournalLock {
   }
 }
 
-function lockedError(dir: string, h: LockHolder, app: string | undefined): MktError {
+/**
+ * Runs `fn` while holding the lock at `path`, waiting (up to `waitMs`) while a running process
+ * holds it; a dead holder's lock is taken over.
+ */
+export async function withFileLock<T>(
+  path: string,
+  clock: Clock,
+  fn: () => Promise<T>,
+  options: { waitMs?: number; pollMs?: number } = {},
+): Promise<T> {
+  const deadline = clock.now() + (options.waitMs ?? 20_000);
+  for (;;) {
+    const lock = await FileLock.tryAcquire(path, { now: () => clock.now() });
+    if (lock instanceof FileLock) {
+      try {
+        return await fn();
+      } finally {
+        await lock.release();
+      }
+    }
+    if (clock.now() >= deadline) {
+      throw new MktError(
+        'lock_timeout',
+        `Another mkt process (pid ${lock.pid}) holds ${path}; gave up waiting for it.`,
+        1,
+        { hints: [`If pid ${lock.pid} is not an mkt process, remove the lock: rm "${path}"`] },
+      );
+    }
+    await clock.sleep(options.pollMs ?? 50);
+  }
+}
+
+/** The lock file of a webhook journal folder. */
+export const lockPath = (dir: string) => join(dir, 'listen.lock');
+
+/** The journal lock's holder: a `mkt webhooks listen`, forwarding to `forward_to` or not. */
+export type JournalHolder = LockHolder & { forward_to: string | null };
+
+const asJournalHolder = (h: LockHolder): JournalHolder => ({
+  ...h,
+  forward_to: typeof h.forward_to === 'string' ? h.forward_to : null,
+});
+
+/** Which `mkt webhooks listen` holds the journal in `dir` now, if any (for `resend`). */
+export async function lockHolder(dir: string): Promise<JournalHolder | null> {
+  const h = await liveHolder(lockPath(dir));
+  return h && asJournalHolder(h);
+}
+
+/** The exclusive lock of one journal folder, held by one `mkt webhooks listen`. */
+export const JournalLock = {
+  /** Takes the lock of the journal folder `dir`; a running holder is a MktError naming it. */
+  async acquire(
+    dir: string,
+    options: { forwardTo?: string; app?: string; warn(message: string): void; now?: () => number },
+  ): Promise<FileLock> {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const lock = await FileLock.tryAcquire(lockPath(dir), {
+      fields: { forward_to: options.forwardTo ?? null },
+      warn: options.warn,
+      label: 'journal lock',
+      now: options.now,
+    });
+    if (lock instanceof FileLock) return lock;
+    throw lockedError(dir, asJournalHolder(lock), options.app);
+  },
+};
+
+function lockedError(dir: string, h: JournalHolder, app: string | undefined): MktError {
   const where = h.host && h.host !== hostname() ? ` on ${h.host}` : '';
   return new MktError(
     'listener_running',

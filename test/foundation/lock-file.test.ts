@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { withFileLock } from '../../src/auth/lock.js';
+import { withFileLock } from '../../src/platform/lock-file.js';
 import type { Clock } from '../../src/clock.js';
 import { tempDir } from '../support/cli.js';
 
@@ -27,8 +29,11 @@ afterEach(() => dir.remove());
 it('takes over a lock whose owner process is gone', async () => {
   const path = join(dir.path, 'locks', 'x.lock');
   await withFileLock(path, manualClock(), async () => undefined); // creates the folder
-  await writeFile(path, JSON.stringify({ pid: 2 ** 22 + 12345, at: 0 }));
-  const clock = manualClock();
+  await writeFile(
+    path,
+    JSON.stringify({ pid: 2 ** 22 + 12345, started_at: new Date().toISOString(), host: hostname() }),
+  );
+  const clock = manualClock(Date.now());
   expect(await withFileLock(path, clock, async () => JSON.parse(await readFile(path, 'utf8')).pid)).toBe(
     process.pid,
   );
@@ -48,4 +53,31 @@ it('waits for a live holder and gives up with a hint after the wait', async () =
   expect(clock.slept).toBe(1000);
   // Released afterwards: the next caller gets it at once.
   expect(await withFileLock(path, clock, async () => 'ok')).toBe('ok');
+});
+
+it('takes over a lock whose pid now belongs to a process that started after the lock was written', async () => {
+  const path = join(dir.path, 'x.lock');
+  // A live process of that pid, started long after the recorded holder took the lock: the pid was reused.
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)'], { stdio: 'ignore' });
+  try {
+    await new Promise((resolve) => other.once('spawn', resolve));
+    const lockedAt = new Date(Date.now() - 3_600_000).toISOString();
+    await writeFile(path, JSON.stringify({ pid: other.pid, started_at: lockedAt, host: hostname() }));
+    const clock = manualClock(Date.now());
+    expect(await withFileLock(path, clock, async () => 'taken')).toBe('taken');
+    expect(clock.slept).toBe(0);
+    // The same pid with the lock written after it started is a live holder: waited for, then refused.
+    await writeFile(
+      path,
+      JSON.stringify({ pid: other.pid, started_at: new Date().toISOString(), host: hostname() }),
+    );
+    await expect(
+      withFileLock(path, clock, async () => 'never', { waitMs: 200, pollMs: 100 }),
+    ).rejects.toMatchObject({
+      code: 'lock_timeout',
+      message: expect.stringContaining(`pid ${other.pid}`),
+    });
+  } finally {
+    other.kill('SIGKILL');
+  }
 });
