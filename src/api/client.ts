@@ -388,17 +388,14 @@ export class ApiClient {
     const app = /\/apps\/(app_[\w-]+)/.exec(url?.pathname ?? '')?.[1];
     if (/\bown|belong|another app|not your/i.test(message)) {
       const user = (credential as { token?: { user?: { id: string; email?: string } } } | null)?.token?.user;
-      const who =
-        credential?.kind === 'token'
-          ? user
-            ? `you are signed in as ${user.email ?? user.id} (${user.id})`
-            : 'your sign-in is not its developer'
-          : 'this API key acts only for its own app';
-      return new AuthError(
-        code || 'forbidden',
-        `Not allowed: ${message}${app ? ` ${app} belongs to another developer; ${who}.` : ` (${who}.)`}`,
-        { hints: [`mkt apps list${flags}   (the apps you can manage)`, `mkt apps use${flags} APP_ID`] },
-      );
+      const target = app ?? 'this app';
+      const whose =
+        credential?.kind !== 'token'
+          ? `${target} is not the app of this API key (a key acts only for its own app).`
+          : `${target} belongs to another developer${user ? `, not to ${user.email ?? user.id} (${user.id}), as whom you are signed in` : ''}.`;
+      return new AuthError(code || 'forbidden', `Not allowed: ${message} ${whose}`, {
+        hints: [`mkt apps list${flags}   (the apps you can manage)`, `mkt apps use${flags} APP_ID`],
+      });
     }
     return new AuthError(code || 'forbidden', `Not allowed: ${message}`, {
       hints: [

@@ -123,4 +123,16 @@ describe('mkt login where no browser can be opened', () => {
     expect(await mkt.exit, mkt.stderr()).toBe(0);
     expect(Object.keys(await storedSecrets(dir.path))).toContain('default:oauth');
   });
+
+  it('with stdin closed, says it waits only for the browser redirect, and takes it', async () => {
+    const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, env);
+    const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
+    mkt.child.stdin.end();
+    await mkt.waitForStderr(/stdin is closed\); waiting only for the browser redirect/);
+    // The person's browser runs on this machine after all: the redirect reaches the listener.
+    const redirect = (await approveElsewhere(url!)).trim();
+    expect((await fetch(redirect)).status).toBe(200);
+    expect(await mkt.exit, mkt.stderr()).toBe(0);
+    expect(Object.keys(await storedSecrets(dir.path))).toContain('default:oauth');
+  });
 });

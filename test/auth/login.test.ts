@@ -237,6 +237,58 @@ describe('mkt login --no-browser (headless)', () => {
   });
 });
 
+describe('scopes', () => {
+  it('--scope adds to the default scopes; a 403 names the missing scope, and its hint run as printed fixes it', async () => {
+    const dev = sandbox.seed.developer;
+    expect((await login([], { PERSON_USER: dev.id })).code).toBe(0);
+    const denied = await runMkt(['api', 'POST', '/apps', '--field', 'name=Second'], dir.path, { env });
+    expect(denied.code).toBe(4);
+    expect(denied.stderr).toContain('lacks the apps:write scope');
+    const hint = /Try: (mkt login --scope apps:write)\b/.exec(denied.stderr);
+    expect(hint).not.toBeNull();
+
+    const again = await runMkt(hint![1]!.split(' ').slice(1), dir.path, {
+      env: { ...env, PERSON_USER: dev.id },
+      timeoutMs: 20_000,
+    });
+    expect(again.stderr + again.code).toMatch(/0$/);
+    expect(
+      String((await storedToken(dir.path))?.scope)
+        .split(' ')
+        .sort(),
+    ).toEqual(['apps:write', 'entitlements:read', 'identity:read']);
+    expect((await runMkt(['whoami'], dir.path, { env })).code).toBe(0);
+    const created = await runMkt(['api', 'POST', '/apps', '--field', 'name=Second'], dir.path, { env });
+    expect(created.code).toBe(0);
+    const second = JSON.parse(created.stdout) as { id: string };
+
+    // Not a scope matter: an API key of another app. Says whose app it is and where to look, not scopes.
+    const other = await runMkt(['api', 'GET', `/apps/${second.id}`], dir.path, {
+      env: { ...env, MKT_API_KEY: sandbox.seed.test_key },
+    });
+    expect(other.code).toBe(4);
+    expect(other.stderr).toContain(`${second.id} is not the app of this API key`);
+    expect(other.stderr).toContain('Try: mkt apps list');
+    expect(other.stderr).toContain('Try: mkt apps use APP_ID');
+    expect(other.stderr).not.toContain('--scope');
+  });
+});
+
+describe('mkt login usage', () => {
+  it('does not present its flags as excluding each other; --with-api-key with a browser flag is a usage error', async () => {
+    const help = await runMkt(['login', '--help'], dir.path, { env });
+    const usage = help.stdout.slice(help.stdout.indexOf('USAGE'), help.stdout.indexOf('FLAGS'));
+    expect(usage).not.toContain('|');
+    expect(help.stdout).toContain('login --client-id cid_');
+    const both = await runMkt(['login', '--with-api-key', '--port', '8085'], dir.path, {
+      env,
+      input: 'test_x\n',
+    });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--port applies only to the browser sign-in');
+  });
+});
+
 describe('mkt login --with-api-key', () => {
   it('stores a test key read from stdin and reports it', async () => {
     const res = await runMkt(['login', '--with-api-key'], dir.path, {

@@ -81,6 +81,10 @@ beforeAll(async () => {
     if (url.pathname === '/api/v1/whoami' && authorized)
       return json(200, { id: 'usr_t1', email: 't@example.com', name: 'Tess', avatar_url: 'https://x/a.png' });
     if (url.pathname === '/api/v1/entitlements' && authorized) {
+      if (url.searchParams.get('user_id') === 'usr_none')
+        return json(404, {
+          error: { code: 'not_found', message: 'User "usr_none" has no entitlement on app "app_t1".' },
+        });
       if (url.searchParams.get('user_id') === 'usr_broken') {
         res.writeHead(500, { 'content-type': 'text/html' });
         return res.end(
@@ -217,5 +221,14 @@ describe('a marketplace that differs from the sandbox', () => {
     const noUser = await mkt(['entitlements'], { MKT_API_KEY: 'test_goodkey1' });
     expect(noUser.code).toBe(2);
     expect(noUser.stderr).toContain('--user usr_');
+  });
+
+  it('answers "no" (exit 3) to --feature for a user without any entitlement; without --feature it is an error', async () => {
+    const key = { MKT_API_KEY: 'test_goodkey1' };
+    const no = await mkt(['entitlements', '--user', 'usr_none', '--feature', 'export'], key);
+    expect(no.stderr).toContain('has no entitlement');
+    expect(no.stderr).toContain('"export" is not allowed');
+    expect(no.code).toBe(3);
+    expect((await mkt(['entitlements', '--user', 'usr_none'], key)).code).toBe(1);
   });
 });

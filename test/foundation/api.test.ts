@@ -171,14 +171,20 @@ describe('mkt api', () => {
     expect(r.stderr).toContain('took over 1 s');
   });
 
-  it('exits 6 with a hint when nothing listens', async () => {
+  it('exits 6 with a hint when nothing listens: where the site URL came from, and the sandbox on its port', async () => {
     const s = await server(() => undefined);
     await s.close();
     closers.pop();
+    const port = new URL(s.url).port;
     const r = await mkt(['api', 'GET', '/whoami'], s.url);
     expect(r.code).toBe(6);
     expect(r.stderr).toContain('nothing is listening');
-    expect(r.stderr).toContain('mkt sandbox start');
+    expect(r.stderr).toContain(`the site URL ${s.url} comes from MKT_SITE_URL`);
+    expect(r.stderr).toContain(`Try: mkt sandbox start --port ${port}`);
+    const flag = await runMkt(['whoami', '--site-url', s.url], dir.path, { env: { MKT_API_KEY: KEY } });
+    expect(flag.code).toBe(6);
+    expect(flag.stderr).toContain(`comes from --site-url`);
+    expect(flag.stderr).toContain(`Try: mkt sandbox start --port ${port}`);
   });
 
   it('redacts every secret in --verbose output', async () => {
@@ -220,6 +226,30 @@ describe('mkt api', () => {
     expect(bypass.code).toBe(0);
     expect(proxied).toHaveLength(1);
     expect(target.seen).toHaveLength(2);
+  });
+
+  it('refuses __proto__, constructor and prototype in --field keys (exit 2), sending nothing', async () => {
+    const s = await server((_req, res) =>
+      json(res, 404, { error: { code: 'not_found', message: 'no such path' } }),
+    );
+    for (const field of [
+      '__proto__.allowErrorStatus=true',
+      'constructor.prototype.allowErrorStatus=true',
+      'a.prototype=1',
+      'x.__proto__[]=1',
+    ]) {
+      const r = await mkt(['api', 'GET', '/nope', '--field', field], s.url);
+      expect(r.stderr).toContain('cannot be a field name');
+      expect(r.code).toBe(2);
+    }
+    expect(s.seen).toHaveLength(0);
+    // A name that Object.prototype happens to have is an ordinary field.
+    const ok = await mkt(
+      ['api', 'POST', '/things', '--field', 'toString.x=1', '--field', 'valueOf=2'],
+      s.url,
+    );
+    expect(ok.code).toBe(1);
+    expect(JSON.parse(s.seen[0]!.body)).toEqual({ toString: { x: 1 }, valueOf: 2 });
   });
 
   it('refuses a PATH without a leading slash and --input that is not JSON (exit 2)', async () => {

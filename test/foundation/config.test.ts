@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMkt, tempDir } from '../support/cli.js';
 
@@ -96,5 +96,19 @@ describe('mkt config', () => {
     const notFound = await mkt(['confgi', 'list']);
     expect(notFound.code).toBe(127);
     expect(notFound.stderr).toContain('confgi list is not a mkt command');
+  });
+});
+
+describe('the config folder', () => {
+  it('takes write access away from others, with a warning, before using a folder anyone could change', async () => {
+    const folder = join(dir.path, 'shared');
+    await mkdir(folder);
+    await chmod(folder, 0o777);
+    const r = await runMkt(['config', 'list'], folder, { env: { HOME: dir.path } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`The config folder ${folder} was writable by others (mode 777)`);
+    expect((await stat(folder)).mode & 0o777).toBe(0o755);
+    const again = await runMkt(['config', 'list'], folder, { env: { HOME: dir.path } });
+    expect(again.stderr).not.toContain('writable by others');
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, lstat, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AutoStore, FileStore, KeychainStore } from '../../src/credentials/store.js';
 import { runMkt, tempDir } from '../support/cli.js';
@@ -35,10 +35,32 @@ describe('FileStore', () => {
   it('tightens a file someone made readable by others', async () => {
     const store = new FileStore(dir.path);
     await store.set('a', 'b');
-    const { chmod } = await import('node:fs/promises');
     await chmod(store.file, 0o644);
     expect(await store.get('a')).toBe('b');
     expect((await stat(store.file)).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('the credential file behind a symbolic link', () => {
+  it('is never read, written or chmod-ed through the link; the command says so', async () => {
+    const elsewhere = join(dir.path, 'elsewhere.json');
+    await writeFile(elsewhere, '{}\n', { mode: 0o644 });
+    await chmod(elsewhere, 0o644);
+    await symlink(elsewhere, join(dir.path, 'credentials.json'));
+    const s = await startServer((_req, res) => json(res, 200, { id: 'usr_1' }));
+    try {
+      const r = await runMkt(['login', '--with-api-key'], dir.path, {
+        env: { MKT_SITE_URL: s.url },
+        input: 'test_linkedKey1\n',
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('credentials.json is a symbolic link');
+    } finally {
+      await s.close();
+    }
+    expect((await lstat(join(dir.path, 'credentials.json'))).isSymbolicLink()).toBe(true);
+    expect(await readFile(elsewhere, 'utf8')).toBe('{}\n');
+    expect((await stat(elsewhere)).mode & 0o777).toBe(0o644);
   });
 });
 
