@@ -322,7 +322,7 @@ export class ApiClient {
         if (typeof data?.access_token !== 'string' || !data.access_token) {
           throw new MktError(
             'bad_token_response',
-            `${endpoint} answered ${res.status} without an access_token${excerpt(res.text) || ' (an empty body)'}.`,
+            `${endpoint} answered ${res.status} without an access_token${excerpt(redactBody(res.text)) || ' (an empty body)'}.`,
           );
         }
         return res as ApiResponse<T>;

@@ -24,7 +24,9 @@ export function redactHeaders(
 /** A copy of a JSON value with secret fields and secret-looking strings redacted. */
 export function redactJson(value: unknown, key = '', depth = 0): unknown {
   // A top-level `code` is an OAuth authorization code; a nested one is an error code.
-  const secretKey = SECRET_KEY.test(key) || (depth === 1 && key === 'code');
+  // Metadata names such as `token_endpoint` are addresses, not secrets.
+  const secretKey =
+    (SECRET_KEY.test(key) && !/_endpoint$|_supported$/.test(key)) || (depth === 1 && key === 'code');
   if (typeof value === 'string') return secretKey ? '[redacted]' : redactText(value);
   if (Array.isArray(value)) return value.map((v) => redactJson(v, key, depth));
   if (value && typeof value === 'object') {

@@ -296,4 +296,19 @@ describe('token endpoint discovery', () => {
     await client().tokenRequest({ grant_type: 'authorization_code', code: 'c' });
     expect(s.seen.map((r) => r.url).slice(3)).toEqual(['/api/v1/oauth/token']);
   });
+
+  it('shows the status and an excerpt (secrets redacted) when a token response has no access_token', async () => {
+    const s = await server((_req, res) =>
+      json(res, 200, { refresh_token: 'rt_secretNeverShown', note: 'half done' }),
+    );
+    const { ApiClient } = await import('../../src/api/client.js');
+    const { systemClock } = await import('../../src/clock.js');
+    const client = new ApiClient({ siteUrl: s.url, env: {}, clock: systemClock, userAgent: 'test' });
+    const failed = client.tokenRequest({ grant_type: 'authorization_code', code: 'c' });
+    await expect(failed).rejects.toMatchObject({
+      code: 'bad_token_response',
+      message: expect.stringMatching(/answered 200 without an access_token: .*half done/),
+    });
+    await expect(failed).rejects.not.toMatchObject({ message: expect.stringContaining('rt_secret') });
+  });
 });
