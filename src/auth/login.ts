@@ -73,7 +73,10 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
       code_challenge_method: 'S256',
     }))
       authorizeUrl.searchParams.set(k, v);
-    await preflight(deps, authorizeUrl, { ...input, clientId }, redirectUri);
+    const clientIdFrom = input.clientId
+      ? '--client-id'
+      : `the client-id setting of profile "${deps.profile}"`;
+    await preflight(deps, authorizeUrl, { clientId, clientIdFrom, port: input.port }, redirectUri);
 
     const headless = input.noBrowser || isHeadless(deps.env);
     const waits: Array<Promise<AuthorizationResponse>> = [listener.result];
@@ -239,7 +242,7 @@ async function clientSecretFor(deps: Deps, clientId: string): Promise<{ secret: 
 async function preflight(
   deps: Deps,
   url: URL,
-  input: LoginInput & { clientId: string },
+  input: { clientId: string; clientIdFrom: string; port?: number },
   redirectUri: string,
 ) {
   const { clientId, port } = input;
@@ -248,9 +251,8 @@ async function preflight(
   const text = res.text.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
   if (/redirect[_ ]ur[il]/i.test(text)) throw redirectError(clientId, redirectUri, port);
   if (/client[_ ]id|invalid_client/i.test(text)) {
-    const from = input.clientId ? '--client-id' : `the client-id setting of profile "${deps.profile}"`;
     throw new UsageError(
-      `${deps.siteUrl} (from ${siteSource(deps)}) does not know the client id "${clientId}" (from ${from}).`,
+      `${deps.siteUrl} (from ${siteSource(deps)}) does not know the client id "${clientId}" (from ${input.clientIdFrom}).`,
       {
         code: 'invalid_client',
         hints: [
@@ -284,7 +286,7 @@ function explainTokenError(
   if (!(err instanceof AuthError)) return err;
   if (/redirect/i.test(err.message)) return redirectError(clientId, redirectUri, port);
   if (err.code === 'invalid_client') {
-    const secret = deps.env.MKT_CLIENT_SECRET ? 'MKT_CLIENT_SECRET' : 'the stored client secret';
+    const secret = deps.env.MKT_CLIENT_SECRET ? 'MKT_CLIENT_SECRET' : 'the stored or typed client secret';
     return new AuthError(
       'invalid_client',
       `The marketplace refused client ${clientId} with ${secret}. ${err.message}`,

@@ -162,7 +162,7 @@ export class Session implements AuthSource {
   }
 
   /** True unless the token was issued by another site than the one in use (it is then never sent). */
-  forThisSite(token: StoredToken): boolean {
+  private forThisSite(token: StoredToken): boolean {
     return this.sameSite(token.site_url);
   }
 

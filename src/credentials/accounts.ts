@@ -2,7 +2,7 @@
 export const accounts = {
   /** JSON of the OAuth token set: access_token, refresh_token, expires_at, scope, client_id, site_url. */
   oauth: (profile: string) => `${profile}:oauth`,
-  /** A `test_…` or `live_…` API key stored by `mkt login --with-api-key`. */
+  /** JSON of a `test_…` or `live_…` API key and its site (`{key, site_url}`), from `mkt login --with-api-key`. */
   apiKey: (profile: string) => `${profile}:api-key`,
   /** An app's OAuth client secret, stored by `mkt apps create` / `rotate-secret` for `mkt login`. */
   clientSecret: (profile: string, clientId: string) => `${profile}:client-secret:${clientId}`,

@@ -180,7 +180,9 @@ describe('mkt login (browser flow)', () => {
       timeoutMs: 20_000,
     });
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain('does not know the client id "cid_nosuchclient"');
+    expect(res.stderr).toContain(
+      `${sandbox.siteUrl} (from MKT_SITE_URL) does not know the client id "cid_nosuchclient" (from --client-id)`,
+    );
     expect(await readLog(env.PERSON_LOG!)).toEqual([]);
   });
 

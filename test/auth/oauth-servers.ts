@@ -242,6 +242,14 @@ export async function startOidcProvider(options: { accessTokenTTL?: number } = {
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id }) }),
     cookies: { keys: ['test-only-cookie-key'] },
+    ttl: {
+      AccessToken: ttl,
+      AuthorizationCode: 60,
+      Grant: 3600,
+      Interaction: 600,
+      RefreshToken: 86_400,
+      Session: 3600,
+    },
   });
   const state: Omit<OAuthServer, 'siteUrl' | 'close'> = {
     clientId,
