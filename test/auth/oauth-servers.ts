@@ -158,7 +158,9 @@ export async function startOAuth2Server(
           issuer: siteUrl,
           authorization_endpoint: `${siteUrl}${paths.authorize}`,
           token_endpoint: `${siteUrl}${paths.token}`,
-          token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+          token_endpoint_auth_methods_supported: options.basicOnly
+            ? ['client_secret_basic']
+            : ['client_secret_post', 'client_secret_basic'],
           code_challenge_methods_supported: ['S256'],
         });
       }

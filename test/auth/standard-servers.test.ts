@@ -118,6 +118,12 @@ describe('@node-oauth/oauth2-server', () => {
     ]);
   });
 
+  it('uses HTTP Basic from the start when the RFC 8414 metadata offers only client_secret_basic', async () => {
+    server = await startOAuth2Server({ metadata: true, basicOnly: true });
+    await signInAndUse();
+    expect(server.tokenRequests.map((r) => r.basic)).toEqual([true, true, true]);
+  });
+
   it('refreshes a short-lived token once for one command, and once for two concurrent commands', async () => {
     server = await startOAuth2Server({ accessTokenLifetime: 10 });
     expect((await mkt(['login', '--client-id', server.clientId])).code).toBe(0);
