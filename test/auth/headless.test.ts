@@ -135,4 +135,32 @@ describe('mkt login where no browser can be opened', () => {
     expect(await mkt.exit, mkt.stderr()).toBe(0);
     expect(Object.keys(await storedSecrets(dir.path))).toContain('default:oauth');
   });
+
+  it.runIf(process.platform === 'linux')(
+    'the OS opener (with a display) runs without the four secrets in its environment',
+    async () => {
+      const dump = join(dir.path, 'opener-env.txt');
+      for (const name of OPENERS)
+        await writeFile(join(dir.path, 'bin', name), `#!/bin/sh\nenv > "${dump}"\n`);
+      const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id, '--timeout', '3'], dir.path, {
+        ...env,
+        DISPLAY: ':99',
+        // No desktop files: xdg-open falls back to x-www-browser (a stand-in) rather than a real browser.
+        ...Object.fromEntries(
+          ['XDG_DATA_DIRS', 'XDG_DATA_HOME', 'XDG_CONFIG_DIRS', 'XDG_CONFIG_HOME'].map((k) => [k, dir.path]),
+        ),
+        MKT_API_KEY: 'test_envKeyNeverInherited',
+        MKT_ACCESS_TOKEN: 'at_envTokenNeverInherited',
+        MKT_WEBHOOK_SECRET: 'whsec_envNeverInherited',
+      });
+      await mkt.waitForStderr(/in your browser/);
+      await mkt.exit;
+      const seen = (await readLog(dump, /^PATH=/)).join('\n');
+      expect(seen).toMatch(/^PATH=/m);
+      expect(seen).not.toMatch(
+        /MKT_CLIENT_SECRET|MKT_API_KEY|MKT_ACCESS_TOKEN|MKT_WEBHOOK_SECRET|NeverInherited/,
+      );
+      expect(seen).not.toContain(sandbox.seed.app.client_secret);
+    },
+  );
 });
