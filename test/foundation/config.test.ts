@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMkt, tempDir } from '../support/cli.js';
 
@@ -111,4 +111,19 @@ describe('the config folder', () => {
     const again = await runMkt(['config', 'list'], folder, { env: { HOME: dir.path } });
     expect(again.stderr).not.toContain('writable by others');
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    'refuses a config folder that another user owns (exit 1), changing nothing',
+    async () => {
+      const folder = join(dir.path, 'theirs');
+      await mkdir(folder, { mode: 0o755 });
+      await chown(folder, 65534, 65534);
+      const r = await runMkt(['config', 'set', 'site-url', 'https://evil.example'], folder, {
+        env: { HOME: dir.path },
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`The config folder ${folder} belongs to another user (uid 65534)`);
+      await expect(stat(join(folder, 'config.json'))).rejects.toThrow();
+    },
+  );
 });
