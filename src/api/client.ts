@@ -314,7 +314,12 @@ export class ApiClient {
           auth = 'basic';
           continue;
         }
-        const learned: SiteInfo = { token_endpoint: endpoint, token_encoding: encoding, token_auth: auth };
+        // The endpoint answered; how to talk to it is learned only from a success (a wrong secret
+        // refused by Basic too says nothing about Basic).
+        const learned: SiteInfo =
+          res.status < 400
+            ? { token_endpoint: endpoint, token_encoding: encoding, token_auth: auth }
+            : { token_endpoint: endpoint };
         if (Object.entries(learned).some(([k, v]) => info[k as keyof SiteInfo] !== v))
           await this.options.siteMemory?.remember(this.siteUrl, { ...info, ...learned });
         if (res.status >= 400) throw this.tokenError(endpoint, res);
