@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { expect } from 'vitest';
 import { MKT_BIN, baseEnv, runMkt, type MktResult } from '../support/cli.js';
+import { developerToken as sandboxDeveloperToken } from '../support/sandbox.js';
 import { startServer, type Seen } from '../support/server.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 
@@ -19,15 +20,8 @@ export async function startRecordingServer(
 }
 
 /** An access token for the sandbox's developer (the owner of every seeded app), with these scopes. */
-export async function developerToken(sandbox: Sandbox, scopes: string[]): Promise<string> {
-  const res = await fetch(`${sandbox.siteUrl}/api/v1/simulator/authorize`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': sandbox.seed.test_key },
-    body: JSON.stringify({ app_id: sandbox.seed.app.id, user_id: sandbox.seed.developer.id, scopes }),
-  });
-  if (res.status !== 201) throw new Error(`simulator/authorize answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { access_token: string }).access_token;
-}
+export const developerToken = (sandbox: Sandbox, scopes: string[]): Promise<string> =>
+  sandboxDeveloperToken(sandbox, scopes);
 
 /** A fresh test key for the seeded app, so that each test file has its own rate-limit budget. */
 export async function freshTestKey(sandbox: Sandbox): Promise<string> {

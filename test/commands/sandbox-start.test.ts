@@ -53,6 +53,8 @@ describe('mkt sandbox start', () => {
     const first = await startSandboxCommand(['--data-dir', data]);
     const { info } = first;
     expect(info.site_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Each thing is named once, in snake_case.
+    expect(Object.keys(info).filter((k) => /[A-Z]/.test(k))).toEqual([]);
     expect(info.test_key).toMatch(/^test_/);
     expect(info.live_key).toMatch(/^live_/);
     expect(info.app.client_secret).toBeTruthy();

@@ -1,4 +1,4 @@
-import { invalidRequest } from './http.js';
+import { invalidRequest } from './errors.js';
 
 /** Rejects query parameters the endpoint does not know, and repeated ones. */
 export function allowQuery(url: URL, names: readonly string[]): void {

@@ -1,4 +1,4 @@
-import { invalidRequest } from './http.js';
+import { invalidRequest } from './errors.js';
 
 /** Checks one value and returns it typed, or throws a 400 naming the field. */
 export type Check<T> = (value: unknown, field: string) => T;
@@ -50,11 +50,18 @@ interface StringRules {
   oneOf?: readonly string[];
 }
 
-/** A string with optional length, pattern and allowed-value rules. */
+// Lone surrogates are not Unicode (they would turn into U+FFFD on disk, so a value would change
+// between the answer and a restart); control characters have no place in a name or an id.
+const NOT_TEXT = /[\p{Cs}\p{Cc}]/u;
+
+/** A string of Unicode text without control characters, with optional length, pattern and value rules. */
 export function str(rules: StringRules = {}): Check<string> {
   const { min = 1, max = 1000, pattern, oneOf } = rules;
   return (value, field) => {
     if (typeof value !== 'string') throw invalidRequest(`Field "${field}" must be a string.`);
+    if (NOT_TEXT.test(value)) {
+      throw invalidRequest(`Field "${field}" must be Unicode text without control characters.`);
+    }
     if (value.length < min) throw invalidRequest(`Field "${field}" must not be empty.`);
     if (value.length > max) throw invalidRequest(`Field "${field}" must be at most ${max} characters.`);
     if (oneOf && !oneOf.includes(value)) {
@@ -123,6 +130,8 @@ export function isLoopbackUrl(url: URL): boolean {
 export function httpUrl(options: { httpsOrLoopbackOnly?: boolean } = {}): Check<string> {
   return (value, field) => {
     if (typeof value !== 'string') throw invalidRequest(`Field "${field}" must be a URL string.`);
+    if (NOT_TEXT.test(value))
+      throw invalidRequest(`Field "${field}" must be a URL without control characters.`);
     if (value.length > 2000) throw invalidRequest(`Field "${field}" must be at most 2000 characters.`);
     let url: URL;
     try {

@@ -1,12 +1,19 @@
 import type { IncomingMessage } from 'node:http';
-import type { ApiContext, Principal, SandboxCore } from './core.js';
-import { ApiError } from './http.js';
-import type { AppRecord, Scope } from './store.js';
+import type { ApiContext, Principal, SandboxCore } from '../core.js';
+import type { AppRecord, Scope } from '../state/records.js';
+import { SandboxApiError } from './errors.js';
 
-const UNAUTHORIZED_HEADERS = { 'www-authenticate': 'Bearer realm="mkt-sandbox"' };
+function unauthorized(message: string, challenge = 'Bearer realm="mkt-sandbox"'): SandboxApiError {
+  return new SandboxApiError(401, 'unauthorized', message, { 'www-authenticate': challenge });
+}
 
-function unauthorized(message: string): ApiError {
-  return new ApiError(401, 'unauthorized', message, UNAUTHORIZED_HEADERS);
+/** RFC 6750 section 3.1: a token that was presented but is not valid. */
+function invalidToken(message: string): SandboxApiError {
+  const description = message.replace(/["\\]/g, '');
+  return unauthorized(
+    message,
+    `Bearer realm="mkt-sandbox", error="invalid_token", error_description="${description}"`,
+  );
 }
 
 /** Resolves `Authorization: Bearer at_…` or `X-API-Key: test_…|live_…` to a principal, or throws 401. */
@@ -26,14 +33,14 @@ export function authenticate(core: SandboxCore, req: IncomingMessage): Principal
     const match = /^Bearer +(\S+)$/i.exec(authorization);
     if (!match) throw unauthorized('The Authorization header must be "Bearer <access token>".');
     const record = core.store.tokens.get(match[1]!);
-    if (!record || record.kind !== 'access') throw unauthorized('The access token is not valid.');
+    if (!record || record.kind !== 'access') throw invalidToken('The access token is not valid.');
     if (record.expires_at !== null && record.expires_at <= core.now()) {
-      throw unauthorized('The access token has expired.');
+      throw invalidToken('The access token has expired.');
     }
     const user = core.store.users.get(record.user_id);
     const app = core.store.apps.get(record.app_id);
-    if (!user || !app) throw unauthorized('The access token is not valid.');
-    return { kind: 'token', user, app, scopes: record.scopes };
+    if (!user || !app) throw invalidToken('The access token is not valid.');
+    return { kind: 'token', user, app, scopes: record.scopes, family: record.family };
   }
   throw unauthorized('Authenticate with "Authorization: Bearer <token>" or "X-API-Key: <key>".');
 }
@@ -41,13 +48,19 @@ export function authenticate(core: SandboxCore, req: IncomingMessage): Principal
 /** Requires a token scope; API keys pass (they act for their own app). */
 export function requireScope(principal: Principal, scope: Scope): void {
   if (principal.kind === 'token' && !principal.scopes.includes(scope)) {
-    throw new ApiError(403, 'forbidden', `The token lacks the "${scope}" scope.`);
+    throw new SandboxApiError(403, 'forbidden', `The token lacks the "${scope}" scope.`);
   }
 }
 
-/** The user who owns apps for this caller: the key's app owner, or the token's user (`apps:write`). */
-export function callerOwnerId(principal: Principal): string {
-  if (principal.kind === 'key') return principal.app.owner_id;
+/** The developer whose apps this token manages (a token with `apps:write`); a key is refused. */
+export function developerId(principal: Principal): string {
+  if (principal.kind === 'key') {
+    throw new SandboxApiError(
+      403,
+      'forbidden',
+      'An API key acts for its own app only; to create apps, sign in as the developer: mkt login --scope apps:write',
+    );
+  }
   requireScope(principal, 'apps:write');
   return principal.user.id;
 }
@@ -55,20 +68,26 @@ export function callerOwnerId(principal: Principal): string {
 /** Looks up an app the caller may manage: 404 when unknown, 403 when someone else's. */
 export function ownedApp(ctx: ApiContext, appId: string): AppRecord {
   const app = ctx.core.store.apps.get(appId);
-  if (!app) throw new ApiError(404, 'not_found', `No app with id "${appId}".`);
+  if (!app) throw new SandboxApiError(404, 'not_found', `No app with id "${appId}".`);
   const p = ctx.principal;
   if (p.kind === 'key') {
-    if (p.app.id !== app.id) throw new ApiError(403, 'forbidden', 'This API key belongs to another app.');
+    if (p.app.id !== app.id) {
+      throw new SandboxApiError(403, 'forbidden', 'This API key belongs to another app.');
+    }
     return app;
   }
   requireScope(p, 'apps:write');
-  if (app.owner_id !== p.user.id) throw new ApiError(403, 'forbidden', 'You do not own this app.');
+  if (app.owner_id !== p.user.id) throw new SandboxApiError(403, 'forbidden', 'You do not own this app.');
   return app;
 }
 
 /** The simulator is for test mode only: a live key is refused. */
 export function requireTestMode(principal: Principal): void {
   if (principal.kind === 'key' && principal.key.mode === 'live') {
-    throw new ApiError(403, 'forbidden', 'The simulator accepts test keys and tokens only, not live keys.');
+    throw new SandboxApiError(
+      403,
+      'forbidden',
+      'The simulator accepts test keys and tokens only, not live keys.',
+    );
   }
 }

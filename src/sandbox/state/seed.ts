@@ -1,21 +1,15 @@
-import type { SandboxCore } from './core.js';
-import { isoTime, randomId } from './ids.js';
-import { createTestUser } from './model.js';
-import { newApiKey, newClientSecret, newWebhookSecret } from './routes-apps.js';
-import type { AppRecord, KeyRecord, PlanRecord } from './store.js';
+import type { SandboxCore } from '../core.js';
+import { isoTime, newApiKey, newClientSecret, newWebhookSecret, randomId } from '../ids.js';
+import { createTestUser } from '../model.js';
+import type { AppRecord, KeyRecord, PlanRecord } from './records.js';
 
 /** Creates the developer, the "Sandbox App" with its plans and keys, and three test users. */
 export function seedStore(core: SandboxCore): void {
   const { store } = core;
   const created = isoTime(core.now());
   const developerId = randomId('usr', 8);
-  store.addUser({
-    id: developerId,
-    email: 'dev@sandbox.test',
-    name: 'Dev Eloper',
-    app_id: null,
-    created_at: created,
-  });
+  const developer = { id: developerId, email: 'dev@sandbox.test', name: 'Dev Eloper', app_id: null };
+  store.commit({ op: 'user', v: { ...developer, created_at: created } });
   const app: AppRecord = {
     id: randomId('app', 8),
     owner_id: developerId,
@@ -28,7 +22,7 @@ export function seedStore(core: SandboxCore): void {
     webhook_secret: newWebhookSecret(),
     created_at: created,
   };
-  store.addApp(app);
+  store.commit({ op: 'app', v: app });
   const free: PlanRecord = {
     id: 'free',
     app_id: app.id,
@@ -51,8 +45,8 @@ export function seedStore(core: SandboxCore): void {
     archived: false,
     created_at: created,
   };
-  store.addPlan(free);
-  store.addPlan(pro);
+  store.commit({ op: 'plan', v: free });
+  store.commit({ op: 'plan', v: pro });
   const key = (mode: KeyRecord['mode']): KeyRecord => ({
     id: randomId('key', 8),
     app_id: app.id,
@@ -62,8 +56,8 @@ export function seedStore(core: SandboxCore): void {
   });
   const testKey = key('test');
   const liveKey = key('live');
-  store.addKey(testKey);
-  store.addKey(liveKey);
+  store.commit({ op: 'key', v: testKey });
+  store.commit({ op: 'key', v: liveKey });
   const users = [
     createTestUser(
       core,
@@ -84,12 +78,12 @@ export function seedStore(core: SandboxCore): void {
       false,
     ),
   ];
-  store.seed = {
+  const seed = {
     developer_id: developerId,
     app_id: app.id,
     test_key_id: testKey.id,
     live_key_id: liveKey.id,
     user_ids: users.map((u) => u.user.id),
   };
-  store.changed();
+  store.commit({ op: 'seed', v: seed });
 }

@@ -1,11 +1,19 @@
-import { ownedApp, requireTestMode } from './auth.js';
-import type { ApiContext, ApiResult } from './core.js';
-import { ApiError, invalidRequest, readJsonObject } from './http.js';
-import { isoTime } from './ids.js';
-import { createTestUser, entitlementFor, expiryFor, issueTokens, testUserView, userOfApp } from './model.js';
-import { allowQuery } from './query.js';
-import { SCOPES, STATUSES, type AppRecord, type PlanRecord, type Scope, type Status } from './store.js';
-import { arrayOf, optional, parseFields, required, str, type Check } from './validate.js';
+import type { ApiContext, ApiResult } from '../core.js';
+import { ownedApp, requireTestMode } from '../http/auth.js';
+import { readJsonObject } from '../http/body.js';
+import { invalidRequest, SandboxApiError } from '../http/errors.js';
+import { allowQuery } from '../http/query.js';
+import { arrayOf, optional, parseFields, required, str, type Check } from '../http/validate.js';
+import { isoTime } from '../ids.js';
+import { createTestUser, entitlementFor, expiryFor, issueTokens, testUserView, userOfApp } from '../model.js';
+import {
+  SCOPES,
+  STATUSES,
+  type AppRecord,
+  type PlanRecord,
+  type Scope,
+  type Status,
+} from '../state/records.js';
 
 /** Event kinds the marketplace sends (published interface, section 6). */
 export const EVENTS = [
@@ -37,7 +45,7 @@ function simulatorApp(ctx: ApiContext, id: string): AppRecord {
 
 function activePlan(ctx: ApiContext, app: AppRecord, id: string): PlanRecord {
   const plan = ctx.core.store.plan(app.id, id);
-  if (!plan) throw new ApiError(404, 'not_found', `No plan "${id}" on app "${app.id}".`);
+  if (!plan) throw new SandboxApiError(404, 'not_found', `No plan "${id}" on app "${app.id}".`);
   if (plan.archived) throw invalidRequest(`Plan "${id}" is archived.`);
   return plan;
 }
@@ -77,10 +85,10 @@ export async function updateSimulatorUser(ctx: ApiContext): Promise<ApiResult> {
   const app = simulatorApp(ctx, input.app_id);
   const user = ctx.core.store.users.get(ctx.params.user_id!);
   if (!user || user.app_id !== app.id) {
-    throw new ApiError(404, 'not_found', `No test user "${ctx.params.user_id}" on app "${app.id}".`);
+    throw new SandboxApiError(404, 'not_found', `No test user "${ctx.params.user_id}" on app "${app.id}".`);
   }
   const sub = ctx.core.store.subscription(app.id, user.id);
-  if (!sub) throw new ApiError(404, 'not_found', `Test user "${user.id}" has no subscription.`);
+  if (!sub) throw new SandboxApiError(404, 'not_found', `Test user "${user.id}" has no subscription.`);
   const now = ctx.core.now();
   const next = { ...sub };
   let created = false;
@@ -94,7 +102,7 @@ export async function updateSimulatorUser(ctx: ApiContext): Promise<ApiResult> {
   if (input.status !== undefined) next.status = input.status as Status;
   if (next.status === 'cancelled' && !wasCancelled) next.cancelled_at = isoTime(now);
   if (next.status !== 'cancelled') next.cancelled_at = null;
-  ctx.core.store.putSubscription(next);
+  ctx.core.store.commit({ op: 'sub', v: next });
   if (created) {
     ctx.core.deliveries.emitInBackground(app, 'subscription.created', { user_id: user.id, plan: next.plan });
   }
@@ -167,7 +175,13 @@ export async function simulateEvent(ctx: ApiContext): Promise<ApiResult> {
   };
 }
 
-/** `POST /simulator/authorize`: a token for a test user without a browser; emits `user.authorized`. */
+/** The scopes a third-party app may ask for; the simulator never issues `apps:write` (docs/DECISIONS.md §2). */
+const APP_SCOPES: readonly Scope[] = ['identity:read', 'entitlements:read'];
+
+/**
+ * `POST /simulator/authorize`: a token for a test user without a browser; emits `user.authorized`.
+ * Never for the app's owner and never `apps:write`: a test key must not become a developer token.
+ */
 export async function simulateAuthorize(ctx: ApiContext): Promise<ApiResult> {
   allowQuery(ctx.url, []);
   const input = parseFields(await readJsonObject(ctx.req), {
@@ -176,9 +190,24 @@ export async function simulateAuthorize(ctx: ApiContext): Promise<ApiResult> {
     scopes: optional(scopeList),
   });
   const app = simulatorApp(ctx, input.app_id);
-  const user = userOfApp(ctx.core, app, input.user_id);
-  const scopes = [...new Set(input.scopes ?? ['identity:read', 'entitlements:read'])] as Scope[];
+  const scopes = [...new Set(input.scopes ?? APP_SCOPES)] as Scope[];
   if (scopes.length === 0) throw invalidRequest('Field "scopes" must not be empty.');
+  const developerOnly = scopes.find((s) => !APP_SCOPES.includes(s));
+  if (developerOnly !== undefined) {
+    throw new SandboxApiError(
+      403,
+      'forbidden',
+      `The simulator issues only ${APP_SCOPES.join(' and ')}, never "${developerOnly}"; sign in as the developer instead: mkt login --scope apps:write`,
+    );
+  }
+  if (input.user_id === app.owner_id) {
+    throw new SandboxApiError(
+      403,
+      'forbidden',
+      "The simulator authorizes test users only, not the app's developer; sign in as the developer with: mkt login",
+    );
+  }
+  const user = userOfApp(ctx.core, app, input.user_id);
   const tokens = issueTokens(ctx.core, app, user.id, scopes);
   ctx.core.deliveries.emitInBackground(app, 'user.authorized', { user_id: user.id, app_id: app.id, scopes });
   return { status: 201, body: { ...tokens, user_id: user.id } };

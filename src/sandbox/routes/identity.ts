@@ -1,8 +1,8 @@
-import { requireScope } from './auth.js';
-import type { ApiContext, ApiResult } from './core.js';
-import { ApiError, invalidRequest } from './http.js';
-import { entitlementFor, profileView } from './model.js';
-import { allowQuery } from './query.js';
+import type { ApiContext, ApiResult } from '../core.js';
+import { requireScope } from '../http/auth.js';
+import { invalidRequest, SandboxApiError } from '../http/errors.js';
+import { allowQuery } from '../http/query.js';
+import { entitlementFor, profileView } from '../model.js';
 
 /** `GET /whoami`: the token's user, or the developer who owns the key's app. */
 export function whoami(ctx: ApiContext): ApiResult {
@@ -10,7 +10,7 @@ export function whoami(ctx: ApiContext): ApiResult {
   const p = ctx.principal;
   requireScope(p, 'identity:read');
   const user = p.kind === 'token' ? p.user : ctx.core.store.users.get(p.app.owner_id);
-  if (!user) throw new ApiError(404, 'not_found', 'The owner of this app no longer exists.');
+  if (!user) throw new SandboxApiError(404, 'not_found', 'The owner of this app no longer exists.');
   return { status: 200, body: profileView(ctx.core, user) };
 }
 
@@ -21,12 +21,16 @@ export function entitlements(ctx: ApiContext): ApiResult {
   requireScope(p, 'entitlements:read');
   const appId = ctx.url.searchParams.get('app_id');
   if (appId !== null && appId !== p.app.id) {
-    throw new ApiError(403, 'forbidden', `These credentials belong to app "${p.app.id}", not "${appId}".`);
+    throw new SandboxApiError(
+      403,
+      'forbidden',
+      `These credentials belong to app "${p.app.id}", not "${appId}".`,
+    );
   }
   let userId = ctx.url.searchParams.get('user_id');
   if (p.kind === 'token') {
     if (userId !== null && userId !== p.user.id) {
-      throw new ApiError(403, 'forbidden', "A user token can only read its own user's entitlement.");
+      throw new SandboxApiError(403, 'forbidden', "A user token can only read its own user's entitlement.");
     }
     userId = p.user.id;
   } else if (userId === null || userId === '') {
@@ -34,10 +38,10 @@ export function entitlements(ctx: ApiContext): ApiResult {
   }
   if (!/^usr_[A-Za-z0-9]+$/.test(userId))
     throw invalidRequest('Query parameter "user_id" must look like usr_….');
-  if (!ctx.core.store.users.has(userId)) throw new ApiError(404, 'not_found', `No user "${userId}".`);
+  if (!ctx.core.store.users.has(userId)) throw new SandboxApiError(404, 'not_found', `No user "${userId}".`);
   const ent = entitlementFor(ctx.core, p.app, userId);
   if (ent === null) {
-    throw new ApiError(404, 'not_found', `User "${userId}" has no entitlement on app "${p.app.id}".`);
+    throw new SandboxApiError(404, 'not_found', `User "${userId}" has no entitlement on app "${p.app.id}".`);
   }
   return { status: 200, body: ent };
 }

@@ -1,0 +1,33 @@
+/**
+ * A sandbox API failure with an HTTP status and a stable snake_case code, answered as
+ * `{"error": {"code", "message"}}` (docs/PROTOCOL.md, Errors). Not the CLI's `ApiError`.
+ */
+export class SandboxApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'SandboxApiError';
+  }
+}
+
+/** A sandbox token-endpoint failure, answered in RFC 6749 section 5.2 form. */
+export class SandboxOAuthError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'SandboxOAuthError';
+  }
+}
+
+/** Shorthand for a 400 `invalid_request` naming the offending field. */
+export function invalidRequest(message: string): SandboxApiError {
+  return new SandboxApiError(400, 'invalid_request', message);
+}

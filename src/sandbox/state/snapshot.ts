@@ -1,0 +1,88 @@
+import { open, readdir, readFile, rename, rm, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FILE_MODE, LOG_NAME, logPath } from './journal.js';
+import type { Change } from './records.js';
+
+/** The snapshot: every change needed to rebuild the state before log generation `gen`. */
+export interface Snapshot {
+  version: 2;
+  gen: number;
+  changes: Change[];
+}
+
+const snapshotPath = (dir: string): string => join(dir, 'snapshot.json');
+
+/** The snapshot in `dir`, or an empty one at generation 0. */
+export async function readSnapshot(dir: string): Promise<Snapshot> {
+  let text: string;
+  try {
+    text = await readFile(snapshotPath(dir), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 2, gen: 0, changes: [] };
+    throw error;
+  }
+  const snap = JSON.parse(text) as Snapshot;
+  if (snap.version !== 2)
+    throw new Error(`Unsupported sandbox snapshot version in ${dir}; start with reset.`);
+  return snap;
+}
+
+/** Replaces the snapshot atomically (tmp + fsync + rename + fsync of the folder). */
+export async function writeSnapshot(dir: string, text: string): Promise<void> {
+  const tmp = `${snapshotPath(dir)}.tmp`;
+  const handle = await open(tmp, 'w', FILE_MODE);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(tmp, snapshotPath(dir));
+  const folder = await open(dir, 'r');
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
+}
+
+/** The generations of the logs in `dir`, oldest first. */
+export async function logGenerations(dir: string): Promise<number[]> {
+  const names = await readdir(dir);
+  return names.flatMap((n) => (LOG_NAME.exec(n) ? [Number(LOG_NAME.exec(n)![1])] : [])).sort((a, b) => a - b);
+}
+
+/** Removes the logs older than generation `gen` (the snapshot covers them). */
+export async function dropLogsBefore(dir: string, gen: number): Promise<void> {
+  for (const g of await logGenerations(dir)) if (g < gen) await rm(logPath(dir, g), { force: true });
+}
+
+/**
+ * Reads the changes of one log. A torn last record (cut short by a crash: no newline, or not JSON)
+ * is dropped and the file truncated before it, so the next record never glues to it; a bad record
+ * followed by good ones is damage, not a crash, and is refused. Answers the valid length.
+ */
+export async function replayLog(path: string, apply: (change: Change) => void): Promise<number> {
+  const bytes = await readFile(path);
+  let start = 0;
+  while (start < bytes.length) {
+    const end = bytes.indexOf(10, start);
+    let change: Change | undefined;
+    if (end >= 0) {
+      try {
+        change = JSON.parse(bytes.toString('utf8', start, end)) as Change;
+      } catch {
+        change = undefined;
+      }
+    }
+    if (change === undefined) {
+      const rest = end < 0 ? -1 : bytes.indexOf(10, end + 1);
+      if (end >= 0 && rest >= 0) throw new Error(`The sandbox log ${path} is damaged at byte ${start}.`);
+      await truncate(path, start);
+      return start;
+    }
+    apply(change);
+    start = end + 1;
+  }
+  return start;
+}
