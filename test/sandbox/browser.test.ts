@@ -4,6 +4,7 @@ import type { Browser } from 'playwright-core';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { runMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import { call } from './helpers.js';
 
@@ -68,6 +69,50 @@ describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () 
     const me = await call(sb, 'GET', '/api/v1/whoami', { token: token.json.access_token });
     expect(me.json.id).toBe(sb.seed.users[1]!.id);
     await page.close();
+  });
+
+  it('shows who is who; with apps:write the developer is preselected and Approve lets mkt apps list work', async () => {
+    const redirectUri = `http://127.0.0.1:${callbackPort}/callback`;
+    const page = await browser.newPage();
+    await page.goto(
+      `${sb.siteUrl}/oauth/authorize?` +
+        new URLSearchParams({
+          client_id: sb.seed.app.client_id,
+          redirect_uri: redirectUri,
+          response_type: 'code',
+          scope: 'identity:read entitlements:read apps:write',
+          state: 'manage',
+        }),
+    );
+    const option = (id: string) => page.locator(`select[name="user_id"] option[value="${id}"]`).textContent();
+    expect(await option(sb.seed.developer.id)).toContain('developer, owner of Sandbox App');
+    expect(await option(sb.seed.users[0]!.id)).toContain('test user, pro-monthly, active');
+    expect(await option(sb.seed.users[2]!.id)).toContain('test user, pro-monthly, past_due');
+    expect(await page.inputValue('select[name="user_id"]')).toBe(sb.seed.developer.id);
+    // Approve with the defaults.
+    await Promise.all([page.waitForURL(/\/callback\?/), page.click('button[value="approve"]')]);
+    await page.close();
+    const url = seen.findLast((u) => u.searchParams.get('state') === 'manage')!;
+    const token = await call(sb, 'POST', '/api/oauth/token', {
+      body: {
+        grant_type: 'authorization_code',
+        code: url.searchParams.get('code'),
+        client_id: sb.seed.app.client_id,
+        client_secret: sb.seed.app.client_secret,
+        redirect_uri: redirectUri,
+      },
+    });
+    expect(token.json.scope).toBe('identity:read entitlements:read apps:write');
+    const dir = await tempDir();
+    try {
+      const list = await runMkt(['apps', 'list', '--json'], dir.path, {
+        env: { MKT_SITE_URL: sb.siteUrl, MKT_ACCESS_TOKEN: token.json.access_token },
+      });
+      expect(list.stderr).toBe('');
+      expect(JSON.parse(list.stdout).map((a: { id: string }) => a.id)).toContain(sb.seed.app.id);
+    } finally {
+      await dir.remove();
+    }
   });
 
   it('shows the embedded app in an iframe with the auth context', async () => {
