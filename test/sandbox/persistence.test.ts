@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -112,6 +112,24 @@ describe('persistence', () => {
       },
     });
     expect(refreshed.status).toBe(200);
+  });
+});
+
+describe('upgrade', () => {
+  it('keeps a data folder written by the version before the log (state.json and deliveries/)', async () => {
+    // Written by the previous sandbox: its seed, one more (live) key and one delivery.
+    await cp(new URL('../fixtures/sandbox-v1', import.meta.url), dataDir, { recursive: true });
+    const liveKey = 'live_saBvM2uAfuyoI63TVmmhnP-ENm0cT5Ps';
+    for (let restart = 0; restart < 2; restart++) {
+      sb = await startTestSandbox({ dataDir });
+      expect(sb.seed.app.name).toBe('Sandbox App');
+      expect((await call(sb, 'GET', '/api/v1/whoami', { key: liveKey })).status).toBe(200);
+      const stream = await openStream(sb, sb.seed.app.id, sb.seed.test_key, '0');
+      expect((await stream.next()).data.delivery_id).toBe('dlv_6f44eff46dc24b9433a2b32e');
+      stream.close();
+      await sb.close();
+      sb = undefined;
+    }
   });
 });
 

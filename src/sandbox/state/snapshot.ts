@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import { FILE_MODE, LOG_NAME, logPath } from './journal.js';
 import type { Change } from './records.js';
 
+/** The single state file of sandboxes before the log (version 1), and their delivery logs. */
+const LEGACY_STATE = 'state.json';
+const LEGACY_DELIVERIES = 'deliveries';
+
 /** The snapshot: every change needed to rebuild the state before log generation `gen`. */
 export interface Snapshot {
   version: 2;
@@ -85,4 +89,47 @@ export async function replayLog(path: string, apply: (change: Change) => void): 
     start = end + 1;
   }
   return start;
+}
+
+/**
+ * The changes that rebuild a version-1 data folder (`state.json` and `deliveries/*.jsonl`), or
+ * undefined when there is none; an upgrade keeps the developer's sandbox.
+ */
+export async function readLegacyState(dir: string): Promise<Change[] | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, LEGACY_STATE), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const old = JSON.parse(text) as { version: number } & Record<string, never[]>;
+  if (old.version !== 1) throw new Error(`Unsupported sandbox state version in ${dir}; start with reset.`);
+  const changes: Change[] = [{ op: 'seed', v: old.seed as never }];
+  const kinds = [
+    ['users', 'user'],
+    ['apps', 'app'],
+    ['plans', 'plan'],
+    ['keys', 'key'],
+    ['subscriptions', 'sub'],
+    ['tokens', 'token'],
+  ] as const;
+  for (const [field, op] of kinds) for (const v of old[field] ?? []) changes.push({ op, v } as Change);
+  const names = await readdir(join(dir, LEGACY_DELIVERIES)).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.endsWith('.jsonl'))) {
+    const lines = (await readFile(join(dir, LEGACY_DELIVERIES, name), 'utf8')).split('\n');
+    for (const line of lines) {
+      try {
+        if (line !== '') changes.push({ op: 'delivery', v: JSON.parse(line) as never });
+      } catch {
+        // A line cut short by a crash of the old version.
+      }
+    }
+  }
+  return changes;
+}
+
+/** Removes the version-1 files (on reset). */
+export async function removeLegacyState(dir: string): Promise<void> {
+  await rm(join(dir, LEGACY_STATE), { force: true });
+  await rm(join(dir, LEGACY_DELIVERIES), { recursive: true, force: true });
 }

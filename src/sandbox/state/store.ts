@@ -1,4 +1,5 @@
 import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AppHistory } from './history.js';
 import { Journal, logPath } from './journal.js';
 import type {
@@ -13,7 +14,15 @@ import type {
   TokenRecord,
   UserRecord,
 } from './records.js';
-import { dropLogsBefore, logGenerations, readSnapshot, replayLog, writeSnapshot } from './snapshot.js';
+import {
+  dropLogsBefore,
+  logGenerations,
+  readLegacyState,
+  readSnapshot,
+  removeLegacyState,
+  replayLog,
+  writeSnapshot,
+} from './snapshot.js';
 
 /** The log rolls over into a new snapshot past this size, or past the last snapshot's size if larger. */
 const MIN_COMPACT_BYTES = 8 * 1024 * 1024;
@@ -75,10 +84,19 @@ export class Store {
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     const store = new Store(dataDir, now);
     const snap = await readSnapshot(dataDir);
+    const gens = await logGenerations(dataDir);
+    if (snap.changes.length === 0 && gens.length === 0) {
+      const legacy = await readLegacyState(dataDir);
+      if (legacy !== undefined) {
+        // Written at once: the next start reads the snapshot, not the old files.
+        snap.changes = legacy;
+        await writeSnapshot(dataDir, JSON.stringify(snap));
+      }
+    }
     for (const change of snap.changes) store.apply(change);
     let gen = snap.gen;
     let offset = 0;
-    for (const g of await logGenerations(dataDir)) {
+    for (const g of gens) {
       if (g < snap.gen) continue;
       gen = g;
       offset = await replayLog(logPath(dataDir, g), (c) => store.apply(c));
@@ -99,7 +117,8 @@ export class Store {
 
   /** Removes the sandbox's own files from `dataDir` (the folder may hold other things). */
   static async reset(dataDir: string): Promise<void> {
-    await rm(`${dataDir}/snapshot.json`, { force: true });
+    await rm(join(dataDir, 'snapshot.json'), { force: true });
+    await removeLegacyState(dataDir);
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     for (const g of await logGenerations(dataDir)) await rm(logPath(dataDir, g), { force: true });
   }
