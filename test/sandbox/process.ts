@@ -9,8 +9,12 @@ export interface SandboxProcess {
   seed: SandboxSeed;
   /** What `--json` printed. */
   info: Record<string, unknown>;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
   /** `kill -9`, and waits until the process is gone. */
   kill9(): Promise<void>;
+  /** Sends `signal` and answers the exit code. */
+  stop(signal: 'SIGINT' | 'SIGTERM'): Promise<number | null>;
 }
 
 const running = new Set<ChildProcess>();
@@ -22,15 +26,16 @@ export function killAllSandboxProcesses(): void {
 }
 
 /**
- * Spawns the built `mkt sandbox start --json --port 0 --data-dir DATA` under `umask` (default 022)
- * with a clean environment, and waits for its JSON document.
+ * Spawns the built `mkt sandbox start --json --quiet --port 0 --data-dir DATA [ARGS]` under `umask`
+ * (default 022) with a clean environment, and waits for its JSON document.
  */
 export function startSandboxProcess(
   dataDir: string,
   configDir: string,
-  options: { umask?: string } = {},
+  options: { umask?: string; args?: string[] } = {},
 ): Promise<SandboxProcess> {
   const args = [MKT_BIN, 'sandbox', 'start', '--json', '--quiet', '--port', '0', '--data-dir', dataDir];
+  args.push(...(options.args ?? []));
   // exec keeps the process id, so the pid is the sandbox's own.
   const child = spawn(
     'sh',
@@ -41,7 +46,7 @@ export function startSandboxProcess(
     },
   );
   running.add(child);
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   let stdout = '';
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -59,10 +64,16 @@ export function startSandboxProcess(
         siteUrl: info.site_url as string,
         seed: info as unknown as SandboxSeed,
         info,
+        stderr: () => stderr,
         async kill9() {
           child.kill('SIGKILL');
           await exited;
           running.delete(child);
+        },
+        async stop(signal) {
+          child.kill(signal);
+          running.delete(child);
+          return exited;
         },
       });
     });
