@@ -52,8 +52,8 @@ export async function writeSnapshot(dir: string, text: string): Promise<void> {
 
 /** The generations of the logs in `dir`, oldest first. */
 export async function logGenerations(dir: string): Promise<number[]> {
-  const names = await readdir(dir);
-  return names.flatMap((n) => (LOG_NAME.exec(n) ? [Number(LOG_NAME.exec(n)![1])] : [])).sort((a, b) => a - b);
+  const gens = (await readdir(dir)).flatMap((name) => LOG_NAME.exec(name)?.[1] ?? []);
+  return gens.map(Number).sort((a, b) => a - b);
 }
 
 /** Removes the logs older than generation `gen` (the snapshot covers them). */
