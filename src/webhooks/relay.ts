@@ -17,7 +17,9 @@ export interface SseMessage {
 
 /** An incremental text/event-stream parser (WHATWG HTML, section 9.2.6): feed chunks, get messages. */
 export class SseParser {
-  private buffer = '';
+  /** The text of the line not yet ended. */
+  private parts: string[] = [];
+  private partChars = 0;
   private data: string[] = [];
   private event = '';
   private id: string | undefined;
@@ -34,21 +36,35 @@ export class SseParser {
    * event grows past the limit (the stream must then be dropped: memory stays bounded).
    */
   push(chunk: string): void {
-    this.buffer += chunk;
+    // A chunk without a line end is only kept: no copy of a long line until it ends.
+    if (!/[\r\n]/.test(chunk)) {
+      this.parts.push(chunk);
+      this.partChars += chunk.length;
+      return this.checkLimit();
+    }
     const eol = /\r\n|\r|\n/g;
+    eol.lastIndex = Math.max(0, this.partChars - 1);
+    const text = this.parts.join('') + chunk;
     let start = 0;
-    for (let m = eol.exec(this.buffer); m; m = eol.exec(this.buffer)) {
+    for (let m = eol.exec(text); m; m = eol.exec(text)) {
       // A \r at the very end may be the first half of \r\n: wait for the next chunk.
-      if (m[0] === '\r' && m.index === this.buffer.length - 1) break;
-      this.line(this.buffer.slice(start, m.index));
+      if (m[0] === '\r' && m.index === text.length - 1) break;
+      this.line(text.slice(start, m.index));
       start = m.index + m[0].length;
     }
-    this.buffer = this.buffer.slice(start);
-    if (this.buffer.length + this.dataChars > this.maxChars) {
-      this.buffer = '';
-      this.data = [];
-      throw new Error(`the relay sent an event longer than ${this.maxChars / 1024 / 1024} MiB`);
-    }
+    const rest = text.slice(start);
+    this.parts = rest ? [rest] : [];
+    this.partChars = rest.length;
+    this.checkLimit();
+  }
+
+  private checkLimit(): void {
+    if (this.partChars + this.dataChars <= this.maxChars) return;
+    this.parts = [];
+    this.partChars = 0;
+    this.data = [];
+    this.dataChars = 0;
+    throw new Error(`the relay sent an event longer than ${this.maxChars / 1024 / 1024} MiB`);
   }
 
   private line(line: string): void {

@@ -142,10 +142,23 @@ export class Forwarder {
       ...(error ? { error } : {}),
       forward_to: this.o.target.href,
     };
-    try {
-      await this.o.journal.append(status);
-    } catch (err) {
-      this.o.emit({ type: 'warning', message: `Journal: ${(err as Error).message}` });
+    // An outcome not on disk would make the next start forward the delivery again: keep trying.
+    for (let n = 1; ; n++) {
+      try {
+        await this.o.journal.append(status);
+        break;
+      } catch (err) {
+        if (n === 1)
+          this.o.emit({
+            type: 'warning',
+            message: `Journal: ${(err as Error).message}; the outcome of ${record.id} is written once it can be.`,
+          });
+        try {
+          await this.o.clock.sleep(backoffMs(this.o.policy, n), this.stopping.signal);
+        } catch {
+          break;
+        }
+      }
     }
     const done = { ...report, attempts, response_status: result.status, time: at };
     if (result.ok) {
