@@ -41,14 +41,19 @@ async function local(
 }
 
 let counter = 0;
+/** A signed-to-be envelope with a unique body. */
+const envelope = (data: object = {}) =>
+  Buffer.from(
+    JSON.stringify({
+      event: 'user.authorized',
+      timestamp: new Date().toISOString(),
+      data: { n: ++counter, ...data },
+    }),
+  );
 /** A fresh signed delivery: its id, body and headers. */
 function delivery(body?: Buffer): { id: string; body: Buffer; headers: Record<string, string> } {
   const id = `dlv_fault${process.pid}_${++counter}`;
-  const bytes =
-    body ??
-    Buffer.from(
-      JSON.stringify({ event: 'user.authorized', timestamp: new Date().toISOString(), data: { n: counter } }),
-    );
+  const bytes = body ?? envelope();
   return { id, body: bytes, headers: headersFor(id, bytes) };
 }
 const headersFor = (id: string, body: Buffer, secret = SECRET) => ({
@@ -95,6 +100,40 @@ describe('webhooks listen under faults', () => {
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout).map((r: { id: string }) => r.id)).toEqual(sent.map((d) => d.id));
     expect(accepted()).toEqual(sent.map((d) => d.id));
+  });
+
+  it('start-up says where it receives, where it forwards and what waits from an earlier run, then Ready once; a failed forward ends with the resend command', async () => {
+    const l = await local();
+    await target.stop();
+    const waiting = [delivery(), delivery()];
+    for (const d of waiting) expect((await post(l.url, d.body, d.headers)).status).toBe(202);
+    await l.waitForStderr((e) => e.includes('"type":"target_down"'));
+    l.child.kill('SIGKILL');
+    await l.exit();
+    await target.start();
+    target.answer((r) => (r.headers['x-marketplace-delivery'] === waiting[1]!.id ? 422 : 200));
+    const h = spawnListen(
+      ['--no-relay', '--forward-to', target.url],
+      dir.path,
+      { MKT_WEBHOOK_SECRET: SECRET },
+      { json: false },
+    );
+    running.push(h);
+    const failedLine = (x: Record<string, unknown>) => String(x.text).includes(waiting[1]!.id);
+    await h.waitFor((lines) => lines.some(failedLine));
+    expect(String(h.lines.find(failedLine)!.text)).toMatch(
+      new RegExp(`422.*mkt webhooks resend ${waiting[1]!.id}$`),
+    );
+    const stderr = h.stderr().split('\n');
+    const at = (re: RegExp) => stderr.findIndex((x) => re.test(x));
+    const order = [
+      at(/^Receiving on http:\/\/127\.0\.0\.1:\d+\/$/),
+      at(new RegExp(`^Forwarding to ${target.url}$`)),
+      at(new RegExp(`^2 deliveries from an earlier run are waiting; forwarded first, to ${target.url}\\.$`)),
+      at(/Ready\./),
+    ];
+    expect(order.every((n, k) => n >= 0 && (k === 0 || n > order[k - 1]!))).toBe(true);
+    expect(stderr.filter((x) => x.includes('Ready')).length).toBe(1);
   });
 
   it('a forged request carrying a genuine id does not make the genuine delivery a duplicate', async () => {
@@ -193,41 +232,56 @@ describe('webhooks listen under faults', () => {
     },
   );
 
-  it('kill -9 during a burst of 300 with --concurrency 8: nothing lost, at most 8 duplicates, each with the same id', async () => {
+  it('kill -9 three times during a burst of 300 with --concurrency 8: nothing lost, at most 8 duplicates per crash, each the same delivery', async () => {
     const port = await freePort();
-    let l = await local(['--port', String(port), '--concurrency', '8']);
-    const sent = Array.from({ length: 300 }, () => delivery());
+    const start = () => local(['--port', String(port), '--concurrency', '8']);
+    let l = await start();
+    // Bodies of 16 KiB and 32 senders keep the journal busy: an outcome waits for its group commit.
+    const sent = Array.from({ length: 300 }, () => delivery(envelope({ pad: 'x'.repeat(16_384) })));
     const answered = new Set<string>();
-    const sendAll = async () => {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          while (next < sent.length) {
-            const d = sent[next++]!;
-            if (answered.has(d.id)) continue;
-            const res = await post(`http://127.0.0.1:${port}/`, d.body, d.headers).catch(() => null);
-            if (res && res.status < 300) answered.add(d.id);
-          }
-        }),
-      );
-    };
-    const burst = sendAll();
-    while (target.received.length < 100) await sleep(5);
-    l.child.kill('SIGKILL');
-    await l.exit();
-    await burst;
-    l = await local(['--port', String(port), '--concurrency', '8']);
-    // The sender retries what it got no answer for, with the same ids.
-    while (answered.size < sent.length) await sendAll();
+    // The sender retries what it got no answer for (listen was down), with the same ids and bytes.
+    const sender = (async () => {
+      while (answered.size < sent.length) {
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: 32 }, async () => {
+            while (next < sent.length) {
+              const d = sent[next++]!;
+              if (answered.has(d.id)) continue;
+              const res = await post(`http://127.0.0.1:${port}/`, d.body, d.headers).catch(() => null);
+              if (res && res.status < 300) answered.add(d.id);
+              else await sleep(20);
+            }
+          }),
+        );
+      }
+    })();
+    const crashes: Array<{ mark: number; before: Set<string> }> = [];
+    for (const at of [60, 140, 220]) {
+      while (target.received.length < at) await sleep(2);
+      l.child.kill('SIGKILL');
+      await l.exit();
+      crashes.push({ mark: target.received.length, before: new Set(accepted()) });
+      l = await start();
+    }
+    await sender;
     await l.waitFor(() => new Set(accepted()).size === sent.length, 30_000);
     await sleep(200);
     const ids = accepted();
     expect(new Set(ids)).toEqual(new Set(sent.map((d) => d.id)));
-    expect(ids.length - sent.length).toBeLessThanOrEqual(8);
-    // A duplicate is the same delivery: same id, same bytes.
+    // A duplicate is a delivery forwarded before a crash whose outcome was not yet on disk.
+    crashes.forEach(({ mark, before }, k) => {
+      const after = target.received.slice(mark, crashes[k + 1]?.mark);
+      const again = after.filter((r) => before.has(String(r.headers['x-marketplace-delivery'])));
+      expect(again.length).toBeLessThanOrEqual(8);
+    });
+    expect(ids.length - sent.length).toBeLessThanOrEqual(3 * 8);
+    // Each duplicate is the same delivery: same id, same bytes.
     const byId = new Map(sent.map((d) => [d.id, d.body]));
-    for (const r of target.received)
-      expect(r.raw).toEqual(byId.get(String(r.headers['x-marketplace-delivery'])));
+    const differ = target.received.filter(
+      (r) => !r.raw.equals(byId.get(String(r.headers['x-marketplace-delivery']))!),
+    );
+    expect(differ).toEqual([]);
   });
 
   it('a relay that streams one endless data: line is dropped at the limit with a clear message, memory bounded', async () => {
