@@ -4,7 +4,7 @@ import type { DeliveryLog } from '../journal.js';
 import { RelayConnection } from '../relay.js';
 import type { ListenEvent } from './events.js';
 import { Forwarder } from './forwarder.js';
-import { Intake, type Arrival, type SecretSource } from './intake.js';
+import { Intake, type Arrival, type SecretSource, type Verdict } from './intake.js';
 import { startReceiver, type Receiver } from './receiver.js';
 import type { RetryPolicy } from './retry-policy.js';
 
@@ -123,7 +123,7 @@ export class ListenEngine {
   }
 
   /** Intake, then the forwarder's queue. */
-  private async take(arrival: Arrival): Promise<Awaited<ReturnType<Intake['take']>>> {
+  private async take(arrival: Arrival): Promise<Verdict> {
     const verdict = await this.intake.take(arrival);
     if (verdict.status === 'pending') {
       const { record, report, started } = verdict.forward;

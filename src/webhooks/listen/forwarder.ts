@@ -58,7 +58,10 @@ export class Forwarder {
       void this.run(job).finally(() => {
         this.active -= 1;
         this.o.drained();
-        if (this.active === 0) for (const r of this.idle) r();
+        if (this.active === 0) {
+          for (const r of this.idle) r();
+          this.idle.clear();
+        }
         this.pump();
       });
     }
