@@ -136,6 +136,27 @@ describe('webhooks listen under faults', () => {
     expect(stderr.filter((x) => x.includes('Ready')).length).toBe(1);
   });
 
+  it('the local receiver answers 421 to a request naming a foreign Host (DNS rebinding) and takes nothing', async () => {
+    const l = await local();
+    const d = delivery();
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        l.url,
+        { method: 'POST', headers: { ...d.headers, host: 'evil.example' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(d.body);
+    });
+    expect(status).toBe(421);
+    expect((await post(l.url, d.body, d.headers)).status).toBe(202);
+    await l.waitFor(() => forwardedIds(l).includes(d.id));
+    expect(accepted()).toEqual([d.id]);
+  });
+
   it('a forged request carrying a genuine id does not make the genuine delivery a duplicate', async () => {
     const l = await local();
     const genuine = delivery();
