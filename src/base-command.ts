@@ -1,6 +1,6 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { createDeps, type Deps } from './deps.js';
-import { MktError, UsageError } from './errors.js';
+import { ExitCode, InterruptedError, MktError, TerminatedError, UsageError } from './errors.js';
 import { reportError } from './output/report.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -31,6 +31,23 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected flags!: CommandFlags<T>;
   protected args!: CommandArgs<T>;
   private builtDeps: Deps | undefined;
+  private stopRequest: AbortController | undefined;
+
+  /**
+   * Aborted by Ctrl-C (reason: InterruptedError) or SIGTERM (TerminatedError). Reading it installs
+   * the handlers, so read it before announcing anything; a second Ctrl-C exits at once.
+   */
+  protected get signal(): AbortSignal {
+    if (!this.stopRequest) {
+      const stop = (this.stopRequest = new AbortController());
+      process.once('SIGINT', () => {
+        stop.abort(new InterruptedError());
+        process.once('SIGINT', () => process.exit(ExitCode.interrupted));
+      });
+      process.once('SIGTERM', () => stop.abort(new TerminatedError()));
+    }
+    return this.stopRequest.signal;
+  }
 
   public override async init(): Promise<void> {
     await super.init();
