@@ -301,7 +301,6 @@ describe('bad input is refused before any request', () => {
       ['apps', 'rotate-secret', '--app', 'app_x', '--kind', 'both', '--yes'],
       /client, webhook/,
     ],
-    ['no app and no default', ['apps', 'get'], /--app/],
     ['an app id that is not one', ['apps', 'use', 'my-app'], /app_/],
   ];
 
