@@ -43,7 +43,10 @@ describe('scripts/test-everything.sh', () => {
       const { stdout } = await promisify(execFile)('bash', ['-c', `command -v ${tool}`]);
       await symlink(stdout.trim(), join(bin, tool));
     }
-    await writeFile(join(bin, 'apt-get'), '#!/bin/sh\necho "APT $1" >&2\n[ "$1" = install ] && exit 1\nexit 0\n');
+    await writeFile(
+      join(bin, 'apt-get'),
+      '#!/bin/sh\necho "APT $1" >&2\n[ "$1" = install ] && exit 1\nexit 0\n',
+    );
     await chmod(join(bin, 'apt-get'), 0o755);
     const log = await runToFile('bash', ['scripts/test-everything.sh'], { PATH: bin, HOME: dir.path });
     const lines = log.trim().split('\n');
