@@ -2,10 +2,10 @@ import type { Hook } from '@oclif/core';
 
 /**
  * A mistyped command: says so, names the closest command ("Did you mean …"), and hints the line to
- * run instead, on a terminal or not (a script's log shows it too). Never runs a guess (exit 2).
+ * run instead, on a terminal or not (a script's log shows it too). Never runs a guess.
  */
 const hook: Hook.CommandNotFound = async function (opts) {
-  const { UsageError } = await import('../errors.js');
+  const { MktError } = await import('../errors.js');
   const { reportError } = await import('../output/report.js');
   const parts = opts.id.split(':');
   const ids = opts.config.commands.filter((c) => !c.hidden).flatMap((c) => [c.id, ...c.aliases]);
@@ -20,12 +20,12 @@ const hook: Hook.CommandNotFound = async function (opts) {
   const words = [...parts.slice(best?.typed.split(':').length ?? parts.length), ...(opts.argv ?? [])];
   const rest = words.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
   const topic = opts.config.findTopic(parts[0] ?? '') ? ` ${parts[0]}` : '';
-  const error = new UsageError(
-    `"${typed}" is not a mkt command.${suggestion ? ` Did you mean "${suggestion}"?` : ''}`,
-    {
-      code: 'unknown_command',
-      hints: [...(suggestion ? [['mkt', suggestion, ...rest].join(' ')] : []), `mkt${topic} --help`],
-    },
+  // Exit 127, as a shell answers for a command it cannot find.
+  const error = new MktError(
+    'unknown_command',
+    `${typed} is not a mkt command.${suggestion ? ` Did you mean "${suggestion}"?` : ''}`,
+    127,
+    { hints: [...(suggestion ? [['mkt', suggestion, ...rest].join(' ')] : []), `mkt${topic} --help`] },
   );
   reportError(error, {
     json: opts.argv?.includes('--json') ?? false,
