@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium } from '../support/chromium.js';
 import { baseEnv, tempDir } from '../support/cli.js';
-import { readmeCommands, typeInTerminal, type Terminal } from './terminal.js';
+import { typeInTerminal, type Terminal } from '../support/terminal.js';
+import { readmeCommands } from './readme-commands.js';
 
 // The README's "Getting started" and "Signing in", followed as a person would: every command of
 // their ```sh blocks, as written, typed into a terminal (bash on a pseudo-terminal) — the setup line

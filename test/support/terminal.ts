@@ -1,26 +1,12 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { stripVTControlCharacters } from 'node:util';
-
-/** The shell commands in a README section's ```sh blocks, one a line, their `# …` comments removed. */
-export function readmeCommands(readmePath: string, section: string): string[] {
-  const text = readFileSync(readmePath, 'utf8');
-  const start = text.indexOf(`\n## ${section}\n`);
-  if (start === -1) throw new Error(`README has no section "${section}"`);
-  const end = text.indexOf('\n## ', start + 1);
-  const body = text.slice(start, end === -1 ? undefined : end);
-  return [...body.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((block) =>
-    block[1]!
-      .split('\n')
-      .map((line) => line.replace(/\s+#\s.*$/, '').trim())
-      .filter((line) => line !== '' && !line.startsWith('#')),
-  );
-}
 
 /** A command line typed into a terminal (a real pseudo-terminal from util-linux `script`). */
 export interface Terminal {
   /** Everything the terminal showed so far, control sequences removed. */
   screen(): string;
+  /** The same, as the terminal received it (control sequences kept). */
+  raw(): string;
   /** Resolves with the first match of `pattern` on the screen; rejects if the command ends first. */
   waitFor(pattern: RegExp): Promise<RegExpExecArray>;
   /** Types text, as a person at the keyboard (`\r` is Enter, `\u0003` Ctrl-C). */
@@ -36,9 +22,10 @@ export interface Terminal {
 export function typeInTerminal(
   line: string,
   options: {
-    cwd: string;
+    cwd?: string;
     env: Record<string, string>;
-    answers?: Array<[RegExp, string]>;
+    /** Prompts (text or a pattern) and what to type once each shows, in order. */
+    answers?: Array<[string | RegExp, string]>;
     timeoutMs?: number;
   },
 ): Terminal {
@@ -54,7 +41,7 @@ export function typeInTerminal(
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
     raw += d;
     const next = pending[0];
-    if (next && next[0].test(screen())) {
+    if (next && (typeof next[0] === 'string' ? screen().includes(next[0]) : next[0].test(screen()))) {
       pending.shift();
       child.stdin.write(next[1]);
     }
@@ -86,5 +73,5 @@ export function typeInTerminal(
       listeners.add(check);
       check();
     });
-  return { screen, waitFor, type: (text) => child.stdin.write(text), exit };
+  return { screen, raw: () => raw, waitFor, type: (text) => child.stdin.write(text), exit };
 }
