@@ -64,8 +64,9 @@ describe.skipIf(!hasChromium())('the README, followed as written', () => {
     const prefix = join(home.path, 'npm-global');
     const config = join(home.path, 'config');
     await Promise.all([copyOfWorkingTree(clone), mkdir(prefix), mkdir(config)]);
-    const env: Record<string, string> = {
-      ...baseEnv(config),
+    // npm's own variables from the test runner's `npm exec` stay out: the person runs npm afresh.
+    const env = Object.fromEntries(Object.entries(baseEnv(config)).filter(([k]) => !/^npm_/i.test(k)));
+    Object.assign(env, {
       PATH: `${join(prefix, 'bin')}:${dirname(process.execPath)}:${process.env.PATH}`,
       npm_config_prefix: prefix,
       npm_config_update_notifier: 'false',
@@ -73,8 +74,7 @@ describe.skipIf(!hasChromium())('the README, followed as written', () => {
       TERM: 'xterm',
       MKT_BROWSER: `"${process.execPath}" "${CHROMIUM_PERSON}"`,
       PERSON_LOG: join(home.path, 'person.log'),
-    };
-    for (const key of Object.keys(env)) if (/^npm_(?!config_prefix|config_update)/.test(key)) delete env[key];
+    });
 
     const seed: Record<string, string> = {};
     for (const line of commands) {
@@ -102,7 +102,7 @@ describe.skipIf(!hasChromium())('the README, followed as written', () => {
       const code = await terminal.exit;
       const screen = terminal.screen();
       expect(code, `${typed}\n${screen}`).toBe(0);
-      expect(screen, typed).not.toContain(seed.clientSecret ?? 'cs_');
+      if (seed.clientSecret) expect(screen, typed).not.toContain(seed.clientSecret);
       if (line === 'mkt whoami') expect(screen).toContain(seed.developer);
       if (line === 'mkt apps list') expect(screen).toContain(seed.app);
       if (line === 'mkt auth status')
