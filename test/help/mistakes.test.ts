@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMkt, tempDir } from '../support/cli.js';
+import { baseEnv, MKT_BIN, runMkt, tempDir } from '../support/cli.js';
+import { typeInTerminal } from '../support/terminal.js';
 
 // A mistyped command leads somewhere, also off a terminal (a script's log, CI): the closest
 // command, and the line to run instead.
@@ -18,6 +19,16 @@ describe('a mistyped command', () => {
     expect(res.stderr).toContain('Try: mkt apps --help');
     expect(res.stdout).toBe('');
     expect(res.code).toBe(127);
+  });
+
+  it('on a terminal, says the same and does not stop to ask (no guess is ever run)', async () => {
+    const terminal = typeInTerminal(`"${process.execPath}" "${MKT_BIN}" apps lsit`, {
+      env: { ...baseEnv(dir.path), TERM: 'dumb', NO_COLOR: '1' },
+      timeoutMs: 15_000,
+    });
+    expect(await terminal.exit, terminal.screen()).toBe(127);
+    expect(terminal.screen()).toContain('Did you mean "apps list"?');
+    expect(terminal.screen()).toContain('Try: mkt apps list');
   });
 
   it('keeps the rest of the line in the hint, quoted for the shell', async () => {
