@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { expect } from 'vitest';
 import { MKT_BIN, baseEnv, runMkt, type MktResult } from '../support/cli.js';
 import { developerToken as sandboxDeveloperToken } from '../support/sandbox.js';
 import { startServer, type Seen } from '../support/server.js';
+import { typeInTerminal } from '../support/terminal.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 
 /** A node:http server on 127.0.0.1 that records every request and answers with `respond`. */
@@ -39,32 +39,18 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * Runs `mkt ARGS` on a real pseudo-terminal (util-linux `script`), waits until the output shows
  * `waitFor`, then types `answer`. stdout and stderr arrive mixed, as on a terminal.
  */
-export function runMktInTty(
+export async function runMktInTty(
   args: string[],
   configDir: string,
   options: { env?: Record<string, string>; waitFor: string; answer: string; timeoutMs?: number },
 ): Promise<MktResult> {
-  return new Promise((resolve, reject) => {
-    const command = [process.execPath, MKT_BIN, ...args].map(quote).join(' ');
-    const env = { ...baseEnv(configDir), ...options.env, TERM: 'dumb', NO_COLOR: '1' };
-    const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: 'pipe' });
-    let output = '';
-    let answered = false;
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      output += d;
-      if (!answered && output.includes(options.waitFor)) {
-        answered = true;
-        child.stdin.write(options.answer);
-      }
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 15_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout: output, stderr: '' });
-    });
+  const terminal = typeInTerminal([process.execPath, MKT_BIN, ...args].map(quote).join(' '), {
+    env: { ...baseEnv(configDir), ...options.env, TERM: 'dumb', NO_COLOR: '1' },
+    answers: [[options.waitFor, options.answer]],
+    timeoutMs: options.timeoutMs ?? 15_000,
   });
+  const code = await terminal.exit;
+  return { code, signal: null, stdout: terminal.raw(), stderr: '' };
 }
 
 /**
