@@ -105,8 +105,8 @@ export function tokenFromResponse(
  * refreshed before they expire and after a 401, one process at a time.
  */
 export class Session implements AuthSource {
-  /** One command refreshes at most once: a token refreshed here is used until the command ends. */
-  private refreshed = false;
+  /** The token this process refreshed to: not refreshed again while it is valid (one command, one refresh). */
+  private refreshedTo: StoredToken | undefined;
 
   constructor(protected readonly deps: SessionDeps) {}
 
@@ -126,7 +126,7 @@ export class Session implements AuthSource {
     }
     let token = await this.storedToken();
     if (!token || !this.forThisSite(token)) return null;
-    if (this.expiresSoon(token) && this.deps.tokenRequest && !this.refreshed)
+    if (this.expiresSoon(token) && this.deps.tokenRequest && !this.justRefreshed(token.access_token))
       token = await this.refresh(token, false);
     return this.asCredential(token);
   }
@@ -141,8 +141,9 @@ export class Session implements AuthSource {
 
   /** After a 401: the stored token refreshed (or already refreshed by another process), else null. */
   async afterUnauthorized(failed: Credential): Promise<Credential | null> {
-    if (failed.kind !== 'token' || failed.source === 'env' || !this.deps.tokenRequest || this.refreshed)
-      return null;
+    if (failed.kind !== 'token' || failed.source === 'env' || !this.deps.tokenRequest) return null;
+    // Refused right after we renewed it: renewing again would not help.
+    if (this.justRefreshed(failed.secret)) return null;
     const token = await this.storedToken();
     if (!token || !this.forThisSite(token)) return null;
     if (token.access_token !== failed.secret) return this.asCredential(token);
@@ -185,6 +186,11 @@ export class Session implements AuthSource {
     return (await this.deps.store.resolve?.())?.kind ?? this.deps.store.kind;
   }
 
+  private justRefreshed(accessToken: string): boolean {
+    const to = this.refreshedTo;
+    return to?.access_token === accessToken && (to.expires_at ?? Infinity) > this.deps.clock.now();
+  }
+
   private expiresSoon(token: StoredToken): boolean {
     if (token.expires_at === undefined) return false;
     const lifetime = token.issued_at === undefined ? Infinity : token.expires_at - token.issued_at;
@@ -202,13 +208,12 @@ export class Session implements AuthSource {
   private async refresh(seen: StoredToken, force: boolean): Promise<StoredToken> {
     const { clock, profile } = this.deps;
     const lockPath = join(this.deps.configDir ?? '.', 'locks', `${profile}.refresh.lock`);
-    this.refreshed = true;
     return withFileLock(lockPath, clock, async () => {
       const current = (await this.storedToken()) ?? seen;
       // Another process refreshed it, or (unless a 401 forces it) it is still good: nothing to spend.
       const changed = current.access_token !== seen.access_token;
-      if (!this.expiresSoon(current) && (changed || !force)) return current;
-      return this.spend(current);
+      if (!this.expiresSoon(current) && (changed || !force)) return (this.refreshedTo = current);
+      return (this.refreshedTo = await this.spend(current));
     });
   }
 
