@@ -1,0 +1,64 @@
+// The CLI as it runs (npm run build: tsc writes build/, this bundles it into dist/, then `oclif
+// manifest`). oclif finds commands and hooks by path under dist/ as before; each is a small ES
+// module, and what they share (oclif, our domain code) sits in chunks beside them, so a run loads a
+// few files instead of oclif's ~160 CommonJS modules and only its own command. The help, autocomplete
+// and not-found plugins are bundled as the root plugin's commands and hook, on the same oclif.
+// Why and how much: BENCHMARKS.md (start-up).
+import { build } from 'esbuild';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const oclif = JSON.parse(readFileSync('package.json', 'utf8')).oclif;
+// Each plugin's entry is its lib/index.js.
+const plugin = (name, file) => join(dirname(require.resolve(name)), '..', file);
+
+const entries = {
+  oclif: require.resolve('@oclif/core'),
+  // the benches start a sandbox in their own process
+  'sandbox/index': 'build/sandbox/index.js',
+  'commands/help': plugin('@oclif/plugin-help', 'lib/commands/help.js'),
+  'commands/autocomplete/index': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/index.js'),
+  'commands/autocomplete/create': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/create.js'),
+  'commands/autocomplete/script': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/script.js'),
+  'hooks/not-found': plugin('@oclif/plugin-not-found', 'lib/index.js'),
+};
+for (const file of readdirSync('build/commands', { recursive: true }))
+  if (file.endsWith('.js')) entries[join('commands', file.slice(0, -3))] = join('build/commands', file);
+// Hooks and a help class of our own, named in package.json under ./dist/, come from build/.
+for (const path of [oclif.helpClass, ...Object.values(oclif.hooks ?? {}).flat()])
+  if (typeof path === 'string' && existsSync(path.replace('./dist/', 'build/')))
+    entries[path.replace(/^\.\/dist\/|\.js$/g, '')] = path.replace('./dist/', 'build/');
+
+rmSync('dist', { recursive: true, force: true });
+await build({
+  entryPoints: Object.entries(entries).map(([out, file]) => ({ in: file, out })),
+  outdir: 'dist',
+  // Chunks sit at dist/ itself, one level below package.json, like build/version.js reading it.
+  chunkNames: 'chunk-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Loaded on demand from node_modules as before (docs/CONTRIBUTING.md: heavy modules).
+  external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici', 'typescript'],
+  banner: {
+    js: "import { createRequire as __mktCreateRequire } from 'node:module'; const require = __mktCreateRequire(import.meta.url);",
+  },
+  plugins: [
+    {
+      // The plugins pin their own oclif; all of them use ours, so there is one oclif in a run.
+      name: 'one-oclif',
+      setup(b) {
+        b.onResolve({ filter: /^@oclif\/core(\/|$)/ }, (args) =>
+          args.pluginData
+            ? undefined
+            : b.resolve(args.path, { kind: args.kind, resolveDir: process.cwd(), pluginData: true }),
+        );
+      },
+    },
+  ],
+  logLevel: 'warning',
+});
