@@ -6,6 +6,7 @@
 // Why and how much: BENCHMARKS.md (start-up).
 import { build } from 'esbuild';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -31,6 +32,26 @@ for (const path of [oclif.helpClass, ...Object.values(oclif.hooks ?? {}).flat()]
   if (typeof path === 'string' && existsSync(path.replace('./dist/', 'build/')))
     entries[path.replace(/^\.\/dist\/|\.js$/g, '')] = path.replace('./dist/', 'build/');
 
+/** A module object that loads the module on first use (in every output file: see lazy-oclif). */
+function __mktLazy(load) {
+  let module;
+  const real = () => (module ??= load());
+  return new Proxy(
+    {},
+    {
+      get: (_, key) => real()[key],
+      set: (_, key, value) => ((real()[key] = value), true),
+      has: (_, key) => key in real(),
+      ownKeys: () => Reflect.ownKeys(real()),
+      getOwnPropertyDescriptor: (_, key) => {
+        const descriptor = Reflect.getOwnPropertyDescriptor(real(), key);
+        return descriptor && { ...descriptor, configurable: true };
+      },
+    },
+  );
+}
+const lazy = __mktLazy;
+
 rmSync('dist', { recursive: true, force: true });
 await build({
   entryPoints: Object.entries(entries).map(([out, file]) => ({ in: file, out })),
@@ -45,9 +66,48 @@ await build({
   // Loaded on demand from node_modules as before (docs/CONTRIBUTING.md: heavy modules).
   external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici', 'typescript'],
   banner: {
-    js: "import { createRequire as __mktCreateRequire } from 'node:module'; const require = __mktCreateRequire(import.meta.url);",
+    js: [
+      "import { createRequire as __mktCreateRequire } from 'node:module';",
+      'const require = __mktCreateRequire(import.meta.url);',
+      lazy.toString(),
+    ].join('\n'),
   },
   plugins: [
+    {
+      // oclif's modules require each other at the top (~160 of them, and Node built-ins such as
+      // perf_hooks): each is evaluated when first used instead, which most runs never do.
+      name: 'lazy-oclif',
+      setup(b) {
+        b.onLoad({ filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/].*\.js$/ }, async (args) => ({
+          contents: (await readFile(args.path, 'utf8'))
+            .replace(
+              /^(const|var) (\w+) = ((?:__importDefault|__importStar)\()?(require\("[^"]+"\))\)?;$/gm,
+              (_, kind, name, wrap, req) =>
+                `${kind} ${name} = __mktLazy(() => ${wrap ? `${wrap}${req})` : req});`,
+            )
+            .replace(
+              /^exports\.(\w+) = (__importStar\(require\("[^"]+"\)\));$/gm,
+              (_, name, value) => `exports.${name} = __mktLazy(() => ${value});`,
+            )
+            // It checks Node against oclif's own engines (>=18) through __dirname, which a bundle
+            // does not have; npm checks ours (>=20.19) at install.
+            .replace(/^checkNodeVersion\(\);$/m, ''),
+          loader: 'js',
+        }));
+      },
+    },
+    {
+      // `debug` (with tty, supports-color) only when DEBUG asks for output; otherwise silent loggers.
+      name: 'lazy-debug',
+      setup(b) {
+        b.onResolve({ filter: /^debug$/ }, () => ({ path: 'debug', namespace: 'lazy-debug' }));
+        b.onLoad({ filter: /.*/, namespace: 'lazy-debug' }, () => ({
+          contents:
+            "module.exports = process.env.DEBUG ? require('debug/src/index.js') : () => Object.assign(() => {}, { enabled: false });",
+          resolveDir: process.cwd(),
+        }));
+      },
+    },
     {
       // The plugins pin their own oclif; all of them use ours, so there is one oclif in a run.
       name: 'one-oclif',

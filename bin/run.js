@@ -7,6 +7,8 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0]
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
 } else {
+  // Node 22 and later keep compiled code between runs (Node 20 has no such cache).
+  (await import('node:module')).enableCompileCache?.();
   const { default: oclif } = await import('../dist/oclif.js');
   await oclif.execute({ dir: import.meta.url });
 }
