@@ -64,7 +64,12 @@ await build({
   platform: 'node',
   target: 'node20',
   // Loaded on demand from node_modules as before (docs/CONTRIBUTING.md: heavy modules).
-  external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici', 'typescript'],
+  external: [
+    ...['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici', 'typescript'],
+    // oclif's dependencies that a run with a manifest never reaches (globbing for commands, plugin
+    // patterns, version ranges, config files, spinners): not parsed at each start, loaded if used.
+    ...['tinyglobby', 'minimatch', 'semver', 'lilconfig', 'cli-spinners'],
+  ],
   banner: {
     js: [
       "import { createRequire as __mktCreateRequire } from 'node:module';",
