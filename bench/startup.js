@@ -3,20 +3,21 @@
 // measured in the same interleaved run (these machines are noisy: an absolute time alone means
 // little), then the peak memory of a short command. Targets (issue #14): --version ≤ 1.5×, every
 // other case ≤ 3×; peak RSS of a short command ≤ 1.6× a bare Node process.
-// Usage: npm run build && npm run bench:startup [-- --rounds 15] [-- --installed DIR]
-//   --installed DIR  also runs a few cases from an installed package (DIR holds its bin/run.js,
-//                    e.g. PREFIX/lib/node_modules/mkt after `npm install -g --prefix PREFIX mkt-*.tgz`)
+// Usage: npm run build && npm run bench:startup [-- --rounds 15] [-- --compare DIR]...
+//   --compare DIR  also runs a few cases from another copy of mkt in the same run: an installed
+//                  package (PREFIX/lib/node_modules/mkt after `npm install -g --prefix PREFIX
+//                  mkt-*.tgz`) or another checkout's build; DIR holds its bin/run.js
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../dist/sandbox/index.js';
 
 const option = (name) =>
   process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
 const rounds = Number(option('--rounds')) || 15;
-const installed = option('--installed');
+const others = process.argv.flatMap((a, i) => (a === '--compare' ? [process.argv[i + 1]] : []));
 const bin = fileURLToPath(new URL('../bin/run.js', import.meta.url));
 const manifest = JSON.parse(readFileSync(new URL('../oclif.manifest.json', import.meta.url), 'utf8'));
 const work = mkdtempSync(join(tmpdir(), 'mkt-bench-'));
@@ -62,11 +63,9 @@ for (const line of [
 ])
   cases[`mkt ${line.replace(user, 'USER').replace(app, 'APP')}`] = mkt(line);
 cases['mkt login --with-api-key'] = mkt('login --with-api-key --profile other', key);
-if (installed) {
-  const other = join(installed, 'bin', 'run.js');
-  for (const line of ['--version', '--help', 'whoami --json', 'config get app'])
-    cases[`installed: mkt ${line}`] = [[other, ...line.split(' ')]];
-}
+for (const dir of others)
+  for (const line of ['--version', '--help', 'whoami --help', 'whoami --json', 'config get app'])
+    cases[`${basename(dir)}: mkt ${line}`] = [[join(dir, 'bin', 'run.js'), ...line.split(' ')]];
 
 const names = Object.keys(cases);
 const times = Object.fromEntries(names.map((k) => [k, []]));
