@@ -1,8 +1,8 @@
 // The CLI as it runs (npm run build: tsc writes build/, this bundles it into dist/, then `oclif
 // manifest`). oclif finds commands and hooks by path under dist/ as before; each is a small ES
 // module, and what they share (oclif, our domain code) sits in chunks beside them, so a run loads a
-// few files instead of oclif's ~160 CommonJS modules and only its own command. The help, autocomplete
-// and not-found plugins are bundled as the root plugin's commands and hook, on the same oclif.
+// few files instead of oclif's ~160 CommonJS modules and only its own command. The help and
+// autocomplete plugins are bundled as the root plugin's commands, on the same oclif.
 // Why and how much: BENCHMARKS.md (start-up).
 import { build } from 'esbuild';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -23,7 +23,6 @@ const entries = {
   'commands/autocomplete/index': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/index.js'),
   'commands/autocomplete/create': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/create.js'),
   'commands/autocomplete/script': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/script.js'),
-  'hooks/not-found': plugin('@oclif/plugin-not-found', 'lib/index.js'),
 };
 for (const file of readdirSync('build/commands', { recursive: true }))
   if (file.endsWith('.js')) entries[join('commands', file.slice(0, -3))] = join('build/commands', file);

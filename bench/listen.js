@@ -6,233 +6,258 @@
 //   npm run build && node bench/listen.js [--deliveries 100000] [--rounds 3] [--per-round 3000]
 //                                         [--concurrency 32] [--cpu-prof DIR]
 //
-// Both paths are measured end to end: a delivery counts when the target server received it, and its
-// latency is from the moment the sender started the request to the moment the target had the body.
-// "added" latency is that minus the same percentile of sending straight to the target.
-import { spawn } from 'node:child_process';
+// Fair by construction: listen, the bare server and the sender each run in a process of their own
+// (the target, which only notes arrivals, stays in this one). A delivery counts when the target has
+// its body; its latency runs from the moment the sender started the request (the machine's monotonic
+// clock, shared by the processes). "added" latency is that minus the same percentile sent straight to
+// the target.
+import { fork, spawn } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values: args } = parseArgs({
-  options: {
-    deliveries: { type: 'string', default: process.env.BENCH_DELIVERIES ?? '100000' },
-    rounds: { type: 'string', default: '3' },
-    'per-round': { type: 'string', default: '3000' },
-    concurrency: { type: 'string', default: '32' },
-    'cpu-prof': { type: 'string' },
-  },
-});
 const SECRET = 'whsec_bench';
-const TOTAL = Number(args.deliveries);
-const ROUNDS = Number(args.rounds);
-const PER_ROUND = Number(args['per-round']);
-const CONCURRENCY = Number(args.concurrency);
-const WARM_UP = 1_000;
-const started = performance.now();
+const now = () => Number(process.hrtime.bigint()) / 1e6; // CLOCK_MONOTONIC: one clock for all processes
 
-// The developer's webhook handler: notes when each delivery arrived.
-const arrivals = new Map(); // delivery id → resolve(arrival time)
-const target = http.createServer((req, res) => {
-  req.resume().on('end', () => {
-    const id = req.headers['x-marketplace-delivery'];
-    const done = arrivals.get(id);
-    arrivals.delete(id);
-    done?.(performance.now());
-    res.end();
-  });
-});
-target.keepAliveTimeout = 30_000;
-await new Promise((r) => target.listen(0, '127.0.0.1', r));
-const targetUrl = `http://127.0.0.1:${target.address().port}/hook`;
-
-// The baseline: verify over the raw bytes in constant time, forward the same bytes and headers.
-const bareAgent = new http.Agent({ keepAlive: true });
-const bare = http.createServer((req, res) => {
-  const chunks = [];
-  req
-    .on('data', (c) => chunks.push(c))
-    .on('end', () => {
-      const body = Buffer.concat(chunks);
-      const given = Buffer.from(String(req.headers['x-marketplace-signature']).slice(7), 'hex');
-      const want = createHmac('sha256', SECRET).update(body).digest();
-      if (given.length !== want.length || !timingSafeEqual(given, want)) return res.writeHead(401).end();
-      const { host: _host, connection: _connection, ...headers } = req.headers;
-      const fwd = http.request(targetUrl, { method: 'POST', agent: bareAgent, headers }, (r) => {
-        r.resume().on('end', () => res.writeHead(202).end());
+if (process.argv[2] === '--bare') {
+  // The baseline: verify over the raw bytes in constant time, forward the same bytes and headers.
+  const targetUrl = process.argv[3];
+  const agent = new http.Agent({ keepAlive: true });
+  const bare = http.createServer((req, res) => {
+    const chunks = [];
+    req
+      .on('data', (c) => chunks.push(c))
+      .on('end', () => {
+        const body = Buffer.concat(chunks);
+        const given = Buffer.from(String(req.headers['x-marketplace-signature']).slice(7), 'hex');
+        const want = createHmac('sha256', SECRET).update(body).digest();
+        if (given.length !== want.length || !timingSafeEqual(given, want)) return res.writeHead(401).end();
+        const { host: _host, connection: _connection, ...headers } = req.headers;
+        const fwd = http.request(targetUrl, { method: 'POST', agent, headers }, (r) => {
+          r.resume().on('end', () => res.writeHead(202).end());
+        });
+        fwd.on('error', () => res.writeHead(502).end());
+        fwd.end(body);
       });
-      fwd.on('error', () => res.writeHead(502).end());
-      fwd.end(body);
-    });
-});
-bare.keepAliveTimeout = 30_000;
-await new Promise((r) => bare.listen(0, '127.0.0.1', r));
-const bareUrl = `http://127.0.0.1:${bare.address().port}/`;
+  });
+  bare.keepAliveTimeout = 30_000;
+  bare.listen(0, '127.0.0.1', () => process.send({ url: `http://127.0.0.1:${bare.address().port}/` }));
+} else if (process.argv[2] === '--sender') {
+  // The sender: `count` signed deliveries, `concurrency` at a time (a slot frees on the answer).
+  let agent;
+  process.on('message', async ({ url, count, concurrency, prefix }) => {
+    agent ??= new http.Agent({ keepAlive: true, maxSockets: concurrency });
+    const starts = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < count) {
+          const id = `${prefix}${next++}`;
+          const body = JSON.stringify({
+            event: 'user.authorized',
+            timestamp: new Date().toISOString(),
+            data: { user_id: `usr_${id}`, app_id: 'app_bench', scopes: ['identity:read'] },
+          });
+          const headers = {
+            'content-type': 'application/json',
+            'user-agent': 'mkt-bench',
+            'x-marketplace-signature': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+            'x-marketplace-delivery': id,
+            'x-marketplace-event': 'user.authorized',
+          };
+          starts.push([id, now()]);
+          await new Promise((resolve, reject) => {
+            const req = http.request(url, { method: 'POST', agent, headers }, (res) => {
+              res
+                .resume()
+                .on('end', () =>
+                  res.statusCode < 300 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`)),
+                );
+            });
+            req.on('error', reject);
+            req.end(body);
+          });
+        }
+      }),
+    );
+    process.send({ starts });
+  });
+} else {
+  await main();
+}
 
-const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-'));
-const child = spawn(
-  process.execPath,
-  [
-    ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : []),
-    'bin/run.js',
-    'webhooks',
-    'listen',
-    '--json',
-    '--no-relay',
-    '--forward-to',
-    targetUrl,
-    '--concurrency',
-    String(CONCURRENCY),
-  ],
-  {
-    env: {
-      ...process.env,
-      MKT_CONFIG_DIR: dir,
-      MKT_DATA_DIR: join(dir, 'data'),
-      MKT_CREDENTIAL_STORE: 'file',
-      MKT_WEBHOOK_SECRET: SECRET,
-      HOME: dir,
+async function main() {
+  const { values: args } = parseArgs({
+    options: {
+      deliveries: { type: 'string', default: process.env.BENCH_DELIVERIES ?? '100000' },
+      rounds: { type: 'string', default: '3' },
+      'per-round': { type: 'string', default: '3000' },
+      concurrency: { type: 'string', default: '32' },
+      'cpu-prof': { type: 'string' },
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
-);
-process.on('exit', () => child.kill('SIGKILL'));
-const listenUrl = await new Promise((resolve, reject) => {
-  let buf = '';
-  const onData = (d) => {
-    buf += d;
-    const ready = buf.split('\n').find((l) => l.includes('"ready"'));
-    if (!ready) return;
-    child.stdout.off('data', onData);
-    child.stdout.resume(); // the --json lines are read and dropped, as a terminal would take them
-    resolve(JSON.parse(ready).receiver);
-  };
-  child.stdout.setEncoding('utf8').on('data', onData);
-  child.on('exit', (code) => reject(new Error(`listen exited with ${code}`)));
-});
-
-const senderAgent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-let n = 0;
-function send(url) {
-  const id = `dlv_b${n++}`;
-  const body = JSON.stringify({
-    event: 'user.authorized',
-    timestamp: new Date().toISOString(),
-    data: { user_id: `usr_${id}`, app_id: 'app_bench', scopes: ['identity:read'] },
   });
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': 'mkt-bench',
-    'x-marketplace-signature': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
-    'x-marketplace-delivery': id,
-    'x-marketplace-event': 'user.authorized',
-  };
-  const t0 = performance.now();
-  const arrived = new Promise((resolve) => arrivals.set(id, resolve)).then((t) => t - t0);
-  const answered = new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent: senderAgent, headers }, (res) => {
-      res
-        .resume()
-        .on('end', () => (res.statusCode < 300 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+  const TOTAL = Number(args.deliveries);
+  const ROUNDS = Number(args.rounds);
+  const PER_ROUND = Number(args['per-round']);
+  const CONCURRENCY = Number(args.concurrency);
+  const WARM_UP = 1_000;
+  const started = performance.now();
+  const self = fileURLToPath(import.meta.url);
+
+  // The developer's webhook handler: notes when each delivery arrived.
+  const arrivals = new Map(); // delivery id → arrival time
+  let waiting; // { ids left, resolve } of the round in progress
+  const target = http.createServer((req, res) => {
+    req.resume().on('end', () => {
+      const id = req.headers['x-marketplace-delivery'];
+      arrivals.set(id, now());
+      res.end();
+      if (waiting && --waiting.left === 0) waiting.resolve();
     });
-    req.on('error', reject);
-    req.end(body);
   });
-  return { answered, arrived };
-}
+  target.keepAliveTimeout = 30_000;
+  await new Promise((r) => target.listen(0, '127.0.0.1', r));
+  const targetUrl = `http://127.0.0.1:${target.address().port}/hook`;
 
-const childCpuMs = () => {
-  const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
-};
-const ownCpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
+  const children = [];
+  process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+  const bareChild = fork(self, ['--bare', targetUrl], { stdio: 'inherit' });
+  const sender = fork(self, ['--sender'], { stdio: 'inherit' });
+  children.push(bareChild, sender);
+  const bareUrl = await new Promise((r) => bareChild.once('message', (m) => r(m.url)));
 
-/** `count` deliveries, CONCURRENCY at a time (a slot is free when the sender got its answer). */
-async function round(url, count) {
-  const latencies = [];
-  const arrivalsDone = [];
-  const cpu0 = [ownCpuMs(), childCpuMs()];
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next++ < count) {
-        const d = send(url);
-        arrivalsDone.push(d.arrived.then((ms) => latencies.push(ms)));
-        await d.answered;
-      }
-    }),
+  const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-'));
+  const child = spawn(
+    process.execPath,
+    [
+      ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : []),
+      'bin/run.js',
+      'webhooks',
+      'listen',
+      '--json',
+      '--no-relay',
+      '--forward-to',
+      targetUrl,
+      '--concurrency',
+      String(CONCURRENCY),
+    ],
+    {
+      env: {
+        ...process.env,
+        MKT_CONFIG_DIR: dir,
+        MKT_DATA_DIR: join(dir, 'data'),
+        MKT_CREDENTIAL_STORE: 'file',
+        MKT_WEBHOOK_SECRET: SECRET,
+        HOME: dir,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
   );
-  await Promise.all(arrivalsDone);
-  const seconds = (performance.now() - t0) / 1000;
-  latencies.sort((a, b) => a - b);
-  return {
-    cpuBench: (ownCpuMs() - cpu0[0]) / 10 / seconds,
-    cpuListen: (childCpuMs() - cpu0[1]) / 10 / seconds,
-    rate: count / seconds,
-    p50: latencies[Math.floor(latencies.length * 0.5)],
-    p99: latencies[Math.floor(latencies.length * 0.99)],
+  children.push(child);
+  const listenUrl = await new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d) => {
+      buf += d;
+      const ready = buf.split('\n').find((l) => l.includes('"ready"'));
+      if (!ready) return;
+      child.stdout.off('data', onData);
+      child.stdout.resume(); // the --json lines are read and dropped, as a terminal would take them
+      resolve(JSON.parse(ready).receiver);
+    };
+    child.stdout.setEncoding('utf8').on('data', onData);
+    child.on('exit', (code) => reject(new Error(`listen exited with ${code}`)));
+  });
+
+  const cpuMs = (pid) => {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
   };
+  const receivers = { listen: child.pid, bare: bareChild.pid, direct: undefined };
+  let roundNo = 0;
+
+  /** `count` deliveries through `name`'s address, CONCURRENCY in flight, until the target has all. */
+  async function round(name, url, count) {
+    const prefix = `dlv_r${roundNo++}_`;
+    const pid = receivers[name];
+    const cpu0 = [cpuMs(sender.pid), pid ? cpuMs(pid) : 0];
+    const arrived = new Promise((resolve) => (waiting = { left: count, resolve }));
+    sender.send({ url, count, concurrency: CONCURRENCY, prefix });
+    const { starts } = await new Promise((r) => sender.once('message', r));
+    await arrived;
+    waiting = undefined;
+    const latencies = starts.map(([id, t0]) => arrivals.get(id) - t0).sort((a, b) => a - b);
+    const first = Math.min(...starts.map(([, t0]) => t0));
+    const last = Math.max(...starts.map(([id]) => arrivals.get(id)));
+    for (const [id] of starts) arrivals.delete(id);
+    const seconds = (last - first) / 1000;
+    return {
+      cpuSender: (cpuMs(sender.pid) - cpu0[0]) / 10 / seconds,
+      cpuReceiver: pid ? (cpuMs(pid) - cpu0[1]) / 10 / seconds : 0,
+      rate: count / seconds,
+      p50: latencies[Math.floor(latencies.length * 0.5)],
+      p99: latencies[Math.floor(latencies.length * 0.99)],
+    };
+  }
+  const rss = () =>
+    Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]) / 1024;
+  const urls = { listen: listenUrl, bare: bareUrl, direct: targetUrl };
+
+  let listenCount = 0;
+  const viaListen = async (count) => {
+    listenCount += count;
+    return round('listen', listenUrl, count);
+  };
+  await viaListen(WARM_UP);
+  await round('bare', bareUrl, WARM_UP);
+  await round('direct', targetUrl, WARM_UP);
+  const rssWarm = rss();
+
+  const results = { listen: [], bare: [], direct: [] };
+  for (let i = 0; i < ROUNDS; i++) {
+    results.listen.push(await viaListen(PER_ROUND));
+    results.bare.push(await round('bare', urls.bare, PER_ROUND));
+    results.direct.push(await round('direct', urls.direct, PER_ROUND));
+  }
+  const median = (name, k) => results[name].map((x) => x[k]).sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
+  const fmt = (name) => {
+    const added = (k) =>
+      name === 'direct' ? '' : ` (+${(median(name, k) - median('direct', k)).toFixed(2)})`;
+    return `${name.padEnd(7)} ${median(name, 'rate').toFixed(0).padStart(6)} deliveries/s   p50 ${median(name, 'p50').toFixed(2)} ms${added('p50')}   p99 ${median(name, 'p99').toFixed(2)} ms${added('p99')}   CPU sender ${median(name, 'cpuSender').toFixed(0)}% receiver ${median(name, 'cpuReceiver').toFixed(0)}%`;
+  };
+  console.log(
+    `Deliveries sender → receiver → target, each in its own process (${ROUNDS} interleaved rounds of ${PER_ROUND}, ${CONCURRENCY} in flight; medians; latency until the target has it, (+added) over direct):`,
+  );
+  console.log(fmt('listen'));
+  console.log(fmt('bare'));
+  console.log(fmt('direct'));
+  console.log(
+    `ratio   listen/bare throughput ${(median('listen', 'rate') / median('bare', 'rate')).toFixed(2)}, p99 ${(median('listen', 'p99') / median('bare', 'p99')).toFixed(2)}×  (listen journals and fsyncs every delivery before answering and forwarding it)`,
+  );
+
+  // Memory: listen takes deliveries until it has had TOTAL in all; RSS at the half and at the end.
+  const t1 = performance.now();
+  let rssHalf = listenCount >= TOTAL / 2 ? rss() : 0;
+  while (listenCount < TOTAL) {
+    const half = Math.ceil(TOTAL / 2);
+    const upTo = listenCount < half ? half : TOTAL;
+    await viaListen(Math.min(10_000, upTo - listenCount));
+    if (listenCount === half) rssHalf = rss();
+  }
+  const rssEnd = rss();
+  const memSeconds = (performance.now() - t1) / 1000;
+  console.log(
+    `RSS of listen: ${rssWarm.toFixed(0)} MB after warm-up, ${rssHalf.toFixed(0)} MB after ${Math.ceil(TOTAL / 2).toLocaleString('en')}, ${rssEnd.toFixed(0)} MB after ${TOTAL.toLocaleString('en')} deliveries (${((listenCount - (WARM_UP + ROUNDS * PER_ROUND)) / memSeconds) | 0}/s in that run)`,
+  );
+
+  child.kill('SIGINT');
+  await new Promise((r) => child.on('exit', r));
+  bareChild.kill();
+  sender.kill();
+  target.close();
+  rmSync(dir, { recursive: true, force: true });
+  console.log(`Total ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
-const rss = () => Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]) / 1024;
-
-let listenCount = 0;
-const viaListen = async (count) => {
-  listenCount += count;
-  return round(listenUrl, count);
-};
-await viaListen(WARM_UP);
-await round(bareUrl, WARM_UP);
-await round(targetUrl, WARM_UP);
-const rssWarm = rss();
-
-const results = { listen: [], bare: [], direct: [] };
-for (let i = 0; i < ROUNDS; i++) {
-  results.listen.push(await viaListen(PER_ROUND));
-  results.bare.push(await round(bareUrl, PER_ROUND));
-  results.direct.push(await round(targetUrl, PER_ROUND));
-}
-const median = (name, k) => results[name].map((x) => x[k]).sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
-const fmt = (name) => {
-  const added = (k) => (name === 'direct' ? '' : ` (+${(median(name, k) - median('direct', k)).toFixed(2)})`);
-  return `${name.padEnd(7)} ${median(name, 'rate').toFixed(0).padStart(6)} deliveries/s   p50 ${median(name, 'p50').toFixed(2)} ms${added('p50')}   p99 ${median(name, 'p99').toFixed(2)} ms${added('p99')}   CPU bench ${median(name, 'cpuBench').toFixed(0)}% listen ${median(name, 'cpuListen').toFixed(0)}%`;
-};
-console.log(
-  `Deliveries sender → receiver → target (${ROUNDS} interleaved rounds of ${PER_ROUND}, ${CONCURRENCY} in flight; medians; latency until the target has it, (+added) over direct):`,
-);
-console.log(fmt('listen'));
-console.log(fmt('bare'));
-console.log(fmt('direct'));
-console.log(
-  `ratio   listen/bare throughput ${(median('listen', 'rate') / median('bare', 'rate')).toFixed(2)}  (listen journals and fsyncs every delivery before forwarding it)`,
-);
-
-// Memory: listen takes deliveries until it has had TOTAL in all; RSS at the half and at the end.
-const t1 = performance.now();
-let rssHalf = listenCount >= TOTAL / 2 ? rss() : 0;
-while (listenCount < TOTAL) {
-  const half = Math.ceil(TOTAL / 2);
-  const upTo = listenCount < half ? half : TOTAL;
-  await viaListen(Math.min(10_000, upTo - listenCount));
-  if (listenCount === half) rssHalf = rss();
-}
-const rssEnd = rss();
-const memSeconds = (performance.now() - t1) / 1000;
-console.log(
-  `RSS of listen: ${rssWarm.toFixed(0)} MB after warm-up, ${rssHalf.toFixed(0)} MB after ${Math.ceil(TOTAL / 2).toLocaleString('en')}, ${rssEnd.toFixed(0)} MB after ${TOTAL.toLocaleString('en')} deliveries (${((listenCount - (WARM_UP + ROUNDS * PER_ROUND)) / memSeconds) | 0}/s in that run)`,
-);
-
-child.kill('SIGINT');
-await new Promise((r) => child.on('exit', r));
-senderAgent.destroy();
-bareAgent.destroy();
-bare.close();
-target.close();
-rmSync(dir, { recursive: true, force: true });
-console.log(`Total ${((performance.now() - started) / 1000).toFixed(0)} s`);

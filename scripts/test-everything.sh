@@ -18,7 +18,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
+  echo "apt-get update (quiet; this can take a minute)…"
   $sudo apt-get update -qq
+  echo "apt-get install ${missing[*]} dbus-x11 (quiet; this can take a few minutes)…"
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" dbus-x11 >/dev/null
 fi
 

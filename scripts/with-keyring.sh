@@ -2,6 +2,8 @@
 # Runs a command inside a private D-Bus session with an unlocked gnome-keyring (the Secret Service),
 # so the keychain tests use a real OS keychain without touching the user's own.
 set -euo pipefail
+# Output that goes to a file or a pipe (a CI log) carries no colour codes; vitest colours it otherwise.
+[ -t 1 ] || export NO_COLOR=1
 if [ -z "${MKT_KEYRING_SESSION:-}" ]; then
   export MKT_KEYRING_SESSION=1
   # The bus daemon logs service activations to stderr; they are noise after the test summary.

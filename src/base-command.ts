@@ -1,6 +1,7 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { createDeps, type Deps } from './deps.js';
-import { MktError, UsageError } from './errors.js';
+import { ExitCode, InterruptedError, MktError, TerminatedError, UsageError } from './errors.js';
+import { parseErrorMessage } from './output/parse-error.js';
 import { reportError } from './output/report.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -8,29 +9,56 @@ export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<
 >;
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
 
+const GLOBAL_FLAGS = {
+  profile: Flags.string({
+    description: 'profile to use (default: $MKT_PROFILE or "default")',
+    helpGroup: 'GLOBAL',
+  }),
+  'site-url': Flags.string({
+    description: 'marketplace root address (default: $MKT_SITE_URL, the profile, or the local sandbox)',
+    helpGroup: 'GLOBAL',
+  }),
+  verbose: Flags.boolean({
+    description: 'log each HTTP request and response to stderr, secrets redacted',
+    helpGroup: 'GLOBAL',
+  }),
+};
+
+const JSON_FLAG = Flags.boolean({
+  description: 'print the result as JSON on stdout (errors too)',
+  helpGroup: 'GLOBAL',
+});
+
 /**
  * Every mkt command: parses the global flags, builds the dependency object once, and is the only
  * place that turns errors into output and exit codes.
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
-  static baseFlags = {
-    profile: Flags.string({
-      description: 'profile to use (default: $MKT_PROFILE or "default")',
-      helpGroup: 'GLOBAL',
-    }),
-    'site-url': Flags.string({
-      description: 'marketplace root address (default: $MKT_SITE_URL, the profile, or the local sandbox)',
-      helpGroup: 'GLOBAL',
-    }),
-    verbose: Flags.boolean({
-      description: 'log each HTTP request and response to stderr, secrets redacted',
-      helpGroup: 'GLOBAL',
-    }),
-  };
+  /** The global flags, and --json where the command returns data (one wording for every command). */
+  static override get baseFlags(): typeof GLOBAL_FLAGS & { json?: typeof JSON_FLAG } {
+    return this.enableJsonFlag ? { json: JSON_FLAG, ...GLOBAL_FLAGS } : GLOBAL_FLAGS;
+  }
 
   protected flags!: CommandFlags<T>;
   protected args!: CommandArgs<T>;
   private builtDeps: Deps | undefined;
+  private stopRequest: AbortController | undefined;
+
+  /**
+   * Aborted by Ctrl-C (reason: InterruptedError) or SIGTERM (TerminatedError). Reading it installs
+   * the handlers, so read it before announcing anything; a second Ctrl-C exits at once.
+   */
+  protected get signal(): AbortSignal {
+    if (!this.stopRequest) {
+      const stop = (this.stopRequest = new AbortController());
+      process.once('SIGINT', () => {
+        stop.abort(new InterruptedError());
+        process.once('SIGINT', () => process.exit(ExitCode.interrupted));
+      });
+      process.once('SIGTERM', () => stop.abort(new TerminatedError()));
+    }
+    return this.stopRequest.signal;
+  }
 
   public override async init(): Promise<void> {
     await super.init();
@@ -71,12 +99,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // oclif's own exit (this.exit) and help/version requests pass straight through.
     if (err.name === 'ExitError' || (err as { code?: string }).code === 'EEXIT') throw err;
     const json = this.jsonEnabled();
-    const error = reportError(
-      isParseError(err)
-        ? new UsageError(err.message.replace(/\n?See more help with --help\s*$/, '').trim())
-        : err,
-      { json, stdout: process.stdout, stderr: process.stderr, env: process.env },
-    );
+    const error = reportError(isParseError(err) ? new UsageError(parseErrorMessage(err.message)) : err, {
+      json,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+    });
     if (!json && isParseError(err))
       process.stderr.write(`  See: mkt ${this.id?.replace(/:/g, ' ') ?? ''} --help\n`);
     process.exitCode = error.exitCode;

@@ -8,6 +8,7 @@ export const ExitCode = {
   rateLimited: 5,
   unreachable: 6,
   interrupted: 130,
+  terminated: 143,
 } as const;
 
 export interface MktErrorOptions {
@@ -84,6 +85,13 @@ export class ApiError extends MktError {
 export class InterruptedError extends MktError {
   constructor(message = 'Interrupted.') {
     super('interrupted', message, ExitCode.interrupted);
+  }
+}
+
+/** The process was asked to stop (SIGTERM) and did so cleanly (exit 143). */
+export class TerminatedError extends MktError {
+  constructor(message = 'Terminated.') {
+    super('terminated', message, ExitCode.terminated);
   }
 }
 

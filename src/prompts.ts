@@ -1,9 +1,16 @@
 import type { Deps } from './deps.js';
-import { InterruptedError, UsageError } from './errors.js';
+import { ExitCode, InterruptedError, MktError, UsageError } from './errors.js';
 
 /** True when we may ask the person something: stdin and stdout are terminals, not CI, not --json. */
 export function canPrompt(deps: Pick<Deps, 'out' | 'stdin'>): boolean {
   return deps.out.interactive && Boolean(deps.stdin.isTTY);
+}
+
+/** The person answered "no" to a confirmation: not a failure to report, but not done either (exit 1). */
+export class DeclinedError extends MktError {
+  constructor() {
+    super('declined', 'Nothing was changed.', ExitCode.error);
+  }
 }
 
 /**
@@ -32,7 +39,7 @@ export async function confirmAction(
     if ((err as Error).name === 'ExitPromptError') throw new InterruptedError();
     throw err;
   }
-  if (!ok) throw new InterruptedError('Cancelled; nothing was changed.');
+  if (!ok) throw new DeclinedError();
 }
 
 /** Reads a secret with a masked prompt on a terminal; `hint` names the non-interactive way (env, stdin). */

@@ -2,7 +2,13 @@ import { ApiError, AuthError, MktError, RateLimitError, UnreachableError } from 
 import type { Clock } from '../clock.js';
 import { Pacer, limitFor } from './pacer.js';
 import { redactBody, redactHeaders } from './redact.js';
-import { isRetryableNetworkError, send, type HttpResponse } from './transport.js';
+import {
+  isRetryableNetworkError,
+  openStream,
+  send,
+  type HttpResponse,
+  type StreamResponse,
+} from './transport.js';
 
 /** What the client authenticates with. */
 export interface Credential {
@@ -156,10 +162,7 @@ export class ApiClient {
       body = JSON.stringify(options.json);
       headers['content-type'] ??= 'application/json';
     }
-    if (credential) {
-      if (credential.kind === 'token') headers.authorization = `Bearer ${credential.secret}`;
-      else headers['x-api-key'] = credential.secret;
-    }
+    Object.assign(headers, credentialHeaders(credential));
     const pacer = this.pacerFor(credential?.secret);
     for (let attempt = 0; ; attempt++) {
       await pacer?.take();
@@ -206,6 +209,33 @@ export class ApiClient {
       if (wait > (this.options.maxRetryWaitMs ?? 60_000)) return res;
       this.log(`  retrying in ${Math.round(wait)} ms (attempt ${attempt + 2} of ${maxRetries + 1})`);
       await clock.sleep(wait, options.signal);
+    }
+  }
+
+  /**
+   * Opens a long-lived GET (the relay's Server-Sent Events) with the session's credential; after a
+   * 401 the auth source renews it once and the stream is opened again. The caller reads the status.
+   */
+  async stream(
+    path: string,
+    options: { headers?: Record<string, string>; signal: AbortSignal },
+  ): Promise<StreamResponse> {
+    const url = this.url(path);
+    let credential = (await this.options.auth?.credential()) ?? null;
+    for (let renewed = false; ; renewed = true) {
+      const headers = {
+        'user-agent': this.options.userAgent,
+        ...options.headers,
+        ...credentialHeaders(credential),
+      };
+      this.log(`> GET ${url.href} ${JSON.stringify(redactHeaders(headers))} (stream)`);
+      const res = await openStream(url, headers, this.options.env, options.signal);
+      this.log(`< ${res.status} GET ${url.href} (stream)`);
+      if (res.status !== 401 || !credential || renewed || !this.options.auth?.afterUnauthorized) return res;
+      const next = await this.options.auth.afterUnauthorized(credential);
+      if (!next) return res;
+      res.body.resume(); // the refusal's body is not needed
+      credential = next;
     }
   }
 
@@ -273,6 +303,14 @@ export class ApiClient {
   private log(line: string): void {
     this.options.log?.(line);
   }
+}
+
+/** The headers that carry a credential: a bearer token or an API key. */
+function credentialHeaders(credential: Credential | null): Record<string, string> {
+  if (!credential) return {};
+  return credential.kind === 'token'
+    ? { authorization: `Bearer ${credential.secret}` }
+    : { 'x-api-key': credential.secret };
 }
 
 function parseBody(res: HttpResponse): unknown {

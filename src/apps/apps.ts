@@ -25,7 +25,7 @@ export interface AppInput {
   embedUrl?: string | null;
 }
 
-type AppDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'credentials'>;
+type AppDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'credentials' | 'session'>;
 
 const appPath = (id: string) => `/apps/${encodeURIComponent(id)}`;
 

@@ -2,10 +2,19 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { UsageError } from '../errors.js';
 import { flags } from '../flags.js';
+import {
+  EVENT_NAMES,
+  buildEventData,
+  checkEventName,
+  requireTestCredential,
+  resolveServerDefaults,
+  triggerEvent,
+  withDefaults,
+} from '../simulator/events.js';
 
 export default class Trigger extends BaseCommand<typeof Trigger> {
   static summary = 'Send a test webhook event through the Integration Simulator.';
-  static description = `Events: user.authorized, subscription.created, subscription.cancelled, user.revoked.
+  static description = `Events: ${EVENT_NAMES.join(', ')}.
 The marketplace signs it and delivers it to the app's webhook URL and to every \`mkt webhooks listen\`.
 Fields left out get defaults (the app's first test user, the user's plan, now). Test mode only.`;
   static examples = [
@@ -15,7 +24,7 @@ Fields left out get defaults (the app's first test user, the user's plan, now). 
     '<%= config.bin %> trigger subscription.cancelled --dry-run',
   ];
   static enableJsonFlag = true;
-  static args = { event: Args.string({ required: true, description: 'event kind' }) };
+  static args = { event: Args.string({ description: `event to send: ${EVENT_NAMES.join(', ')}` }) };
   static flags = {
     app: flags.app(),
     user: Flags.string({ description: 'data.user_id (usr_…)' }),
@@ -29,14 +38,6 @@ Fields left out get defaults (the app's first test user, the user's plan, now). 
   };
 
   async run() {
-    const {
-      buildEventData,
-      checkEventName,
-      requireTestCredential,
-      resolveServerDefaults,
-      triggerEvent,
-      withDefaults,
-    } = await import('../simulator/events.js');
     const event = checkEventName(this.args.event);
     const f = this.flags;
     let file: unknown;

@@ -11,7 +11,7 @@ export interface ApiKey {
   [field: string]: unknown;
 }
 
-type KeyDeps = Pick<Deps, 'api' | 'config' | 'profile'>;
+type KeyDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'session'>;
 
 const keysPath = (app: string) => `/apps/${encodeURIComponent(app)}/keys`;
 

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import { toMktError, type MktError } from '../errors.js';
+import { DeclinedError } from '../prompts.js';
 
 /**
  * Prints an error the one way mkt prints errors: `{"error": {code, message, hints}}` on stdout with
@@ -20,6 +21,10 @@ export function reportError(
     io.stdout.write(
       `${JSON.stringify({ error: { code: error.code, message: error.message, hints: error.hints } }, null, 2)}\n`,
     );
+    return error;
+  }
+  if (error instanceof DeclinedError) {
+    io.stderr.write(`${error.message}\n`);
     return error;
   }
   const color = io.stderr.isTTY && io.env.NO_COLOR === undefined && !io.env.CI;

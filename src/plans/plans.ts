@@ -37,7 +37,7 @@ export interface PlanFlags {
   archived?: boolean;
 }
 
-type PlanDeps = Pick<Deps, 'api' | 'config' | 'profile'>;
+type PlanDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'session'>;
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const SLUG_RULE = 'lowercase letters, digits and "-", starting with a letter or digit, at most 63 characters';

@@ -1,19 +1,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Deliveries } from './deliveries.js';
-import type { RateLimiter } from './rate-limit.js';
-import type { AppRecord, KeyRecord, Scope, Store, UserRecord } from './store.js';
+import type { RateLimiter } from './http/rate-limit.js';
+import type { AuthorizationRequest } from './routes/oauth/request.js';
+import type { AppRecord, KeyRecord, Scope, UserRecord } from './state/records.js';
+import type { Store } from './state/store.js';
+import type { Deliveries } from './webhooks/deliveries.js';
+import type { Relay } from './webhooks/relay.js';
 
-/** What every handler may use: the state, deliveries, the clock and the public address. */
+/** What every handler may use: the state, deliveries, the relay, the clock and the public address. */
 export interface SandboxCore {
   store: Store;
   deliveries: Deliveries;
+  relay: Relay;
   rateLimiter: RateLimiter;
   now: () => number;
   siteUrl: string;
+  port: number;
+  /** Authorization requests shown on a consent page, by id (memory only: they live 10 minutes). */
+  authRequests: Map<string, AuthorizationRequest>;
   /** Pending authorization codes (memory only: they live 60 s). */
   codes: Map<string, AuthorizationCode>;
-  /** Spent refresh tokens mapped to their family, to detect reuse. */
-  spentRefreshTokens: Map<string, string>;
 }
 
 /** A pending authorization code, bound to client, redirect URI and PKCE challenge. */
@@ -30,9 +35,9 @@ export interface AuthorizationCode {
   family: string;
 }
 
-/** Who is calling: a user's token or an app's API key. */
+/** Who is calling: a user's token (with its grant's family) or an app's API key. */
 export type Principal =
-  | { kind: 'token'; user: UserRecord; app: AppRecord; scopes: Scope[] }
+  | { kind: 'token'; user: UserRecord; app: AppRecord; scopes: Scope[]; family: string }
   | { kind: 'key'; key: KeyRecord; app: AppRecord };
 
 /** A request to an authenticated API route. */

@@ -16,3 +16,11 @@ export function secretsEqual(a: string, b: string): boolean {
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+/** Generates a client secret (`cs_…`). */
+export const newClientSecret = (): string => `cs_${randomBytes(24).toString('base64url')}`;
+/** Generates a webhook signing secret (`whsec_…`). */
+export const newWebhookSecret = (): string => `whsec_${randomBytes(24).toString('base64url')}`;
+/** Generates an API key secret (`test_…` or `live_…`). */
+export const newApiKey = (mode: 'test' | 'live'): string =>
+  `${mode}_${randomBytes(24).toString('base64url')}`;

@@ -1,21 +1,20 @@
-import { mkdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { SandboxCore } from './core.js';
-import { Deliveries } from './deliveries.js';
-import { sweepCodes } from './oauth.js';
-import { RateLimiter } from './rate-limit.js';
-import { seedStore } from './seed.js';
-import { handleRequest } from './server.js';
-import { Store } from './store.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { handleRequest } from './http/router.js';
+import { sweepCodes } from './routes/oauth/consent.js';
+import { seedStore } from './state/seed.js';
+import { Store } from './state/store.js';
+import { Deliveries } from './webhooks/deliveries.js';
+import { Relay } from './webhooks/relay.js';
 
 /** The port `mkt sandbox start` listens on unless told otherwise. */
 export const DEFAULT_SANDBOX_PORT = 7878;
 
 /** How to run the sandbox; only `dataDir` is required. */
 export interface SandboxOptions {
-  /** State persists here (created if missing). */
+  /** State persists here: created 0700 if missing, files 0600 (a snapshot and an append-only log). */
   dataDir: string;
   /** Default 7878; 0 picks any free port. */
   port?: number;
@@ -35,7 +34,6 @@ export interface SandboxOptions {
 
 /** The seeded developer, app, keys, plans and test users (the same after a restart without reset). */
 export interface SandboxSeed {
-  siteUrl: string;
   developer: { id: string; email: string; name: string };
   app: {
     id: string;
@@ -51,7 +49,7 @@ export interface SandboxSeed {
   users: Array<{ id: string; email: string; name: string; plan: string; status: string }>;
 }
 
-/** A running sandbox; `close()` stops it, ends relay streams and saves the state. */
+/** A running sandbox; `close()` stops it and ends relay streams (every acknowledged change is already on disk). */
 export interface Sandbox {
   siteUrl: string;
   port: number;
@@ -70,7 +68,6 @@ function describeSeed(core: SandboxCore): SandboxSeed {
     throw new Error(`The sandbox state in ${store.dataDir} lost its seeded records; start it with reset.`);
   }
   return {
-    siteUrl: core.siteUrl,
     developer: { id: developer.id, email: developer.email, name: developer.name },
     app: {
       id: app.id,
@@ -99,18 +96,15 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
   const host = options.host ?? '127.0.0.1';
-  if (options.reset) {
-    // Only the sandbox's own files: dataDir may be a folder the user also keeps other things in.
-    await rm(join(options.dataDir, 'state.json'), { force: true });
-    await rm(join(options.dataDir, 'deliveries'), { recursive: true, force: true });
-  }
-  await mkdir(options.dataDir, { recursive: true });
-
-  const store = new Store(options.dataDir, now, (e) => log(`state write failed: ${String(e)}`));
+  if (options.reset) await Store.reset(options.dataDir);
+  const { store, fresh } = await Store.open(options.dataDir, now, (e) =>
+    log(`state write failed: ${String(e)}`),
+  );
+  const relay = new Relay((appId) => store.history(appId));
   const core: SandboxCore = {
     store,
-    deliveries: new Deliveries({
-      dataDir: options.dataDir,
+    relay,
+    deliveries: new Deliveries(store, relay, {
       now,
       backoffMs: options.deliveryBackoffMs ?? [1000, 2000, 4000, 8000, 16000],
       timeoutMs: options.deliveryTimeoutMs ?? 10_000,
@@ -119,11 +113,12 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     rateLimiter: new RateLimiter(now),
     now,
     siteUrl: '',
+    port: 0,
+    authRequests: new Map(),
     codes: new Map(),
-    spentRefreshTokens: new Map(),
   };
-  if (!store.load()) seedStore(core);
-  await store.flush();
+  if (fresh) seedStore(core);
+  await store.sync();
 
   // The handler is in place before listening, so no request can arrive unanswered.
   const server = createServer((req, res) => {
@@ -135,34 +130,40 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     void handleRequest(core, req, res);
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? DEFAULT_SANDBOX_PORT, host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? DEFAULT_SANDBOX_PORT, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  core.siteUrl = siteUrl;
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  core.port = (server.address() as AddressInfo).port;
+  core.siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${core.port}`;
+  core.deliveries.resume();
   const sweeper = setInterval(() => sweepCodes(core), 60_000);
   sweeper.unref();
 
   let closing: Promise<void> | undefined;
   return {
-    siteUrl,
-    port,
+    siteUrl: core.siteUrl,
+    port: core.port,
     seed: describeSeed(core),
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        await core.deliveries.close();
+        core.deliveries.close();
+        relay.closeAll();
         server.closeIdleConnections();
         const grace = setTimeout(() => server.closeAllConnections(), 2_000);
         await stopped;
         clearTimeout(grace);
-        await store.flush();
+        await store.close();
       })();
       return closing;
     },

@@ -1,5 +1,5 @@
 import type { SandboxCore } from './core.js';
-import { ApiError } from './http.js';
+import { SandboxApiError } from './http/errors.js';
 import { isoTime, randomId } from './ids.js';
 import type {
   AppRecord,
@@ -9,7 +9,7 @@ import type {
   Status,
   SubscriptionRecord,
   UserRecord,
-} from './store.js';
+} from './state/records.js';
 
 /** Access tokens live one hour. */
 export const ACCESS_TOKEN_TTL_S = 3600;
@@ -65,7 +65,7 @@ export function testUserView(user: UserRecord, sub: SubscriptionRecord | undefin
 export function userOfApp(core: SandboxCore, app: AppRecord, userId: string): UserRecord {
   const user = core.store.users.get(userId);
   if (!user || (user.app_id !== app.id && user.id !== app.owner_id)) {
-    throw new ApiError(404, 'not_found', `No user "${userId}" on app "${app.id}".`);
+    throw new SandboxApiError(404, 'not_found', `No user "${userId}" on app "${app.id}".`);
   }
   return user;
 }
@@ -133,7 +133,7 @@ export function createTestUser(
     app_id: app.id,
     created_at: isoTime(now),
   };
-  core.store.addUser(user);
+  core.store.commit({ op: 'user', v: user });
   const subscription: SubscriptionRecord = {
     user_id: id,
     app_id: app.id,
@@ -144,7 +144,7 @@ export function createTestUser(
     api_calls: input.api_calls ?? 0,
     created_at: isoTime(now),
   };
-  core.store.putSubscription(subscription);
+  core.store.commit({ op: 'sub', v: subscription });
   if (emit && input.plan.kind !== 'free') {
     core.deliveries.emitInBackground(app, 'subscription.created', { user_id: id, plan: input.plan.id });
   }
@@ -171,13 +171,9 @@ export function issueTokens(
   const access = randomId('at', 24);
   const refresh = randomId('rt', 24);
   const base = { app_id: app.id, user_id: userId, scopes, family };
-  core.store.addToken({
-    ...base,
-    token: access,
-    kind: 'access',
-    expires_at: core.now() + ACCESS_TOKEN_TTL_S * 1000,
-  });
-  core.store.addToken({ ...base, token: refresh, kind: 'refresh', expires_at: null });
+  const expires = core.now() + ACCESS_TOKEN_TTL_S * 1000;
+  core.store.commit({ op: 'token', v: { ...base, token: access, kind: 'access', expires_at: expires } });
+  core.store.commit({ op: 'token', v: { ...base, token: refresh, kind: 'refresh', expires_at: null } });
   return {
     access_token: access,
     token_type: 'Bearer',
@@ -187,9 +183,11 @@ export function issueTokens(
   };
 }
 
-/** Revokes every token of one grant (used when a spent code or refresh token is replayed). */
+/** Revokes every token of one grant (a spent code or refresh token replayed) and closes its streams. */
 export function revokeFamily(core: SandboxCore, family: string): void {
   for (const [token, record] of core.store.tokens) {
-    if (record.family === family) core.store.deleteToken(token);
+    // The spent refresh tokens stay, so that a second replay is recognised too.
+    if (record.family === family && record.kind !== 'spent') core.store.commit({ op: 'token-', token });
   }
+  core.relay.close((l) => l.family === family);
 }

@@ -23,10 +23,11 @@ export const EVENT_FIELDS: Record<EventName, Record<string, FieldKind>> = {
 };
 
 /** Checks an event name, or a usage error listing the valid ones. */
-export function checkEventName(event: string): EventName {
-  if ((EVENT_NAMES as readonly string[]).includes(event)) return event as EventName;
-  throw new UsageError(`Unknown event "${event}". Events: ${EVENT_NAMES.join(', ')}.`, {
-    code: 'unknown_event',
+export function checkEventName(event: string | undefined): EventName {
+  if ((EVENT_NAMES as readonly (string | undefined)[]).includes(event)) return event as EventName;
+  const problem = event === undefined ? 'Name the event to send.' : `Unknown event "${event}".`;
+  throw new UsageError(`${problem} Events: ${EVENT_NAMES.join(', ')}.`, {
+    code: event === undefined ? 'event_required' : 'unknown_event',
     hints: EVENT_NAMES.map((e) => `mkt trigger ${e}`).slice(0, 2),
   });
 }

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,7 +10,10 @@ export type DeliverySource = 'relay' | 'local';
 /** The state of a delivery: `received` until it is forwarded, fails for good, is refused or filtered out. */
 export type DeliveryStatus = 'received' | 'forwarded' | 'failed' | 'refused' | 'filtered';
 
-/** A journal line recording a delivery as it arrived: the exact body and headers. */
+/**
+ * A journal line recording a delivery as it arrived: the exact body (as text when its bytes are
+ * UTF-8, else `body_b64`), its headers and the SHA-256 of the bytes (replays under a new id).
+ */
 export interface ReceivedRecord {
   t: 'received';
   id: string;
@@ -17,8 +22,25 @@ export interface ReceivedRecord {
   seq?: number;
   event?: string;
   headers: Record<string, string>;
-  body: string;
+  body?: string;
+  body_b64?: string;
+  digest?: string;
   forward_to?: string;
+}
+
+/** The fields of a received record that hold `bytes`, exactly. */
+export function bodyFields(bytes: Buffer): Pick<ReceivedRecord, 'body' | 'body_b64' | 'digest'> {
+  const digest = createHash('sha256').update(bytes).digest('hex');
+  return isUtf8(bytes)
+    ? { body: bytes.toString('utf8'), digest }
+    : { body_b64: bytes.toString('base64'), digest };
+}
+
+/** The exact bytes of a received record's body. */
+export function bodyBytes(record: ReceivedRecord): Buffer {
+  return record.body_b64 !== undefined
+    ? Buffer.from(record.body_b64, 'base64')
+    : Buffer.from(record.body ?? '', 'utf8');
 }
 
 /** A journal line updating the state of a delivery named by id. */
@@ -117,6 +139,11 @@ function parseLines(text: string, onBad: () => void): JournalRecord[] {
   return records;
 }
 
+/** The newest received record of `id` (a refused one may be followed by the verified one). */
+export function receivedRecord(records: JournalRecord[], id: string): ReceivedRecord | undefined {
+  return records.findLast((r): r is ReceivedRecord => r.t === 'received' && r.id === id);
+}
+
 /** Every record of the journal in `dir`, oldest first (lines that do not parse are skipped). */
 export async function readJournal(dir: string): Promise<JournalRecord[]> {
   const records: JournalRecord[] = [];
@@ -140,7 +167,8 @@ export function summarize(records: JournalRecord[]): DeliverySummary[] {
   const byId = new Map<string, DeliverySummary>();
   for (const r of records) {
     if (r.t === 'received') {
-      if (byId.has(r.id)) continue;
+      // A delivery refused for its signature does not hold its id: a verified one replaces it.
+      if (byId.has(r.id) && byId.get(r.id)!.status !== 'refused') continue;
       byId.set(r.id, {
         id: r.id,
         event: r.event ?? null,
@@ -212,10 +240,18 @@ export class DeliveryLog {
   lastSeq: number | undefined;
   private readonly statuses = new Map<string, DeliveryStatus>();
   private readonly pendingRecords = new Map<string, ReceivedRecord>();
+  private readonly digests = new Map<string, { id: string; at: number }>();
+  /** A failed write may have left part of a line: the next write starts on a new line. */
+  private torn = false;
   private handle: FileHandle | undefined;
   private fileNo = 1;
   private size = 0;
-  private queue: Array<{ line: string; done: () => void; fail: (e: unknown) => void }> = [];
+  private queue: Array<{
+    records: JournalRecord[];
+    line: string;
+    done: () => void;
+    fail: (e: unknown) => void;
+  }> = [];
   private writing: Promise<void> | undefined;
 
   private constructor(
@@ -263,12 +299,18 @@ export class DeliveryLog {
       this.lastSeq = r.seq;
     } else if (r.t === 'received') {
       if (r.seq !== undefined && r.seq > (this.lastSeq ?? -1)) this.lastSeq = r.seq;
-      if (this.statuses.has(r.id)) return;
+      const known = this.statuses.get(r.id);
+      // A delivery refused for its signature does not hold its id: the genuine one may follow.
+      if (known !== undefined && known !== 'refused') return;
       this.remember(r.id, 'received');
       this.pendingRecords.set(r.id, r);
+      if (r.digest) this.digests.set(r.digest, { id: r.id, at: Date.parse(r.at) });
     } else {
       if (!this.statuses.has(r.id) && r.status === 'received') return;
       this.remember(r.id, r.status);
+      const record = this.pendingRecords.get(r.id);
+      // The digest of bytes that did not verify proves nothing about later deliveries.
+      if (r.status === 'refused' && record?.digest) this.digests.delete(record.digest);
       if (r.status !== 'received') this.pendingRecords.delete(r.id);
     }
   }
@@ -280,6 +322,12 @@ export class DeliveryLog {
       const oldest = this.statuses.keys().next().value as string;
       this.statuses.delete(oldest);
     }
+    if (this.digests.size > INDEX_CAP) this.digests.delete(this.digests.keys().next().value as string);
+  }
+
+  /** The delivery journaled with these body bytes (SHA-256 hex), and when it arrived. */
+  digestOf(digest: string): { id: string; at: number } | undefined {
+    return this.digests.get(digest);
   }
 
   /** The recorded state of a delivery id, or undefined when it has not been seen (recently). */
@@ -293,17 +341,15 @@ export class DeliveryLog {
   }
 
   /**
-   * Appends records; resolves once they are on disk. The in-memory state (statusOf, lastSeq) changes
-   * at once; records appended later are written after these, in order.
+   * Appends records; resolves once they are on disk. The in-memory state (statusOf, lastSeq,
+   * digestOf) changes only then: a record that could not be written is not remembered. Records
+   * appended later are written after these, in order.
    */
   append(...records: JournalRecord[]): Promise<void> {
     let line = '';
-    for (const r of records) {
-      this.apply(r);
-      line += `${JSON.stringify(r)}\n`;
-    }
+    for (const r of records) line += `${JSON.stringify(r)}\n`;
     return new Promise((done, fail) => {
-      this.queue.push({ line, done, fail });
+      this.queue.push({ records, line, done, fail });
       this.writing ??= this.drain();
     });
   }
@@ -314,9 +360,15 @@ export class DeliveryLog {
       const batch = this.queue;
       this.queue = [];
       // The resume point as of this batch (records appended while it is written are not in it).
-      const seq = this.lastSeq;
+      let seq = this.lastSeq;
+      for (const b of batch)
+        for (const r of b.records) {
+          if (r.t === 'position') seq = r.seq;
+          else if (r.t === 'received' && r.seq !== undefined && r.seq > (seq ?? -1)) seq = r.seq;
+        }
+      let written = 0;
       try {
-        let text = '';
+        let text = this.torn ? '\n' : '';
         for (const b of batch) text += b.line;
         let data = Buffer.from(text);
         if (this.size > 0 && this.size + data.length > this.options.maxFileBytes) {
@@ -329,13 +381,20 @@ export class DeliveryLog {
           }
         }
         if (!this.handle) throw new Error('The journal is closed.');
-        for (let off = 0; off < data.length;) {
-          off += (await this.handle.write(data, off, data.length - off)).bytesWritten;
+        while (written < data.length) {
+          written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
         }
         if (DSYNC_APPEND === undefined) await this.handle.datasync();
         this.size += data.length;
-        for (const b of batch) b.done();
+        this.torn = false;
+        for (const b of batch) {
+          for (const r of b.records) this.apply(r);
+          b.done();
+        }
       } catch (err) {
+        // ENOSPC, EIO, EROFS: nothing of the batch counts; a part written is cut off by a newline.
+        this.size += written;
+        this.torn = true;
         for (const b of batch) b.fail(err);
       }
     }

@@ -1,5 +1,12 @@
 import { StringDecoder } from 'node:string_decoder';
-import { openStream, type StreamResponse } from '../api/transport.js';
+import type { StreamResponse } from '../api/transport.js';
+import { ExitCode } from '../errors.js';
+
+/**
+ * The longest SSE event (and line) a relay may send: 1 MiB of context plus the largest delivery, a
+ * 1 MiB body that JSON escaping may grow up to six times. Past it the connection is dropped.
+ */
+export const MAX_EVENT_CHARS = 8 * 1024 * 1024;
 
 /** One Server-Sent Events message. */
 export interface SseMessage {
@@ -10,28 +17,54 @@ export interface SseMessage {
 
 /** An incremental text/event-stream parser (WHATWG HTML, section 9.2.6): feed chunks, get messages. */
 export class SseParser {
-  private buffer = '';
+  /** The text of the line not yet ended. */
+  private parts: string[] = [];
+  private partChars = 0;
   private data: string[] = [];
   private event = '';
   private id: string | undefined;
+  private dataChars = 0;
 
   constructor(
     private readonly onMessage: (message: SseMessage) => void,
     private readonly onRetry: (ms: number) => void = () => {},
+    private readonly maxChars = MAX_EVENT_CHARS,
   ) {}
 
-  /** Parses a chunk of text; complete messages are dispatched synchronously. */
+  /**
+   * Parses a chunk of text; complete messages are dispatched synchronously. Throws when a line or an
+   * event grows past the limit (the stream must then be dropped: memory stays bounded).
+   */
   push(chunk: string): void {
-    this.buffer += chunk;
+    // A chunk without a line end is only kept: no copy of a long line until it ends.
+    if (!/[\r\n]/.test(chunk)) {
+      this.parts.push(chunk);
+      this.partChars += chunk.length;
+      return this.checkLimit();
+    }
     const eol = /\r\n|\r|\n/g;
+    eol.lastIndex = Math.max(0, this.partChars - 1);
+    const text = this.parts.join('') + chunk;
     let start = 0;
-    for (let m = eol.exec(this.buffer); m; m = eol.exec(this.buffer)) {
+    for (let m = eol.exec(text); m; m = eol.exec(text)) {
       // A \r at the very end may be the first half of \r\n: wait for the next chunk.
-      if (m[0] === '\r' && m.index === this.buffer.length - 1) break;
-      this.line(this.buffer.slice(start, m.index));
+      if (m[0] === '\r' && m.index === text.length - 1) break;
+      this.line(text.slice(start, m.index));
       start = m.index + m[0].length;
     }
-    this.buffer = this.buffer.slice(start);
+    const rest = text.slice(start);
+    this.parts = rest ? [rest] : [];
+    this.partChars = rest.length;
+    this.checkLimit();
+  }
+
+  private checkLimit(): void {
+    if (this.partChars + this.dataChars <= this.maxChars) return;
+    this.parts = [];
+    this.partChars = 0;
+    this.data = [];
+    this.dataChars = 0;
+    throw new Error(`the relay sent an event longer than ${this.maxChars / 1024 / 1024} MiB`);
   }
 
   private line(line: string): void {
@@ -39,6 +72,7 @@ export class SseParser {
       if (this.data.length > 0)
         this.onMessage({ id: this.id, event: this.event || 'message', data: this.data.join('\n') });
       this.data = [];
+      this.dataChars = 0;
       this.event = '';
       return;
     }
@@ -47,8 +81,10 @@ export class SseParser {
     const field = colon < 0 ? line : line.slice(0, colon);
     let value = colon < 0 ? '' : line.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') this.data.push(value);
-    else if (field === 'event') this.event = value;
+    if (field === 'data') {
+      this.data.push(value);
+      this.dataChars += value.length;
+    } else if (field === 'event') this.event = value;
     else if (field === 'id' && !value.includes('\0')) this.id = value;
     else if (field === 'retry' && /^\d+$/.test(value)) this.onRetry(Number(value));
   }
@@ -73,17 +109,15 @@ export interface RelayHandlers {
   position(info: { seq: number; after: number | undefined }): void;
   reconnecting(info: { attempt: number; delayMs: number; error: string }): void;
   /** The server refused us for good (401, 403, 404): no point in reconnecting. */
-  fatal(info: { status: number; message: string }): void;
+  fatal(info: { status: number; message: string; hints?: string[] }): void;
   /** A message that is not a delivery the relay protocol describes. */
   malformed(message: string): void;
 }
 
 /** Options of a relay connection. */
 export interface RelayOptions {
-  url: URL;
-  headers: Record<string, string>;
-  /** Proxy settings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY). */
-  env?: Record<string, string | undefined>;
+  /** Opens the stream with these headers (the API client adds the credential and renews it). */
+  open(headers: Record<string, string>, signal: AbortSignal): Promise<StreamResponse>;
   /** The sequence number to resume after (Last-Event-ID); undefined for live deliveries only. */
   resumeAfter(): number | undefined;
   /** No bytes (not even a keep-alive comment) for this long means a dead connection. */
@@ -105,6 +139,8 @@ export class RelayConnection {
   private retryMs: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private after: number | undefined;
+  private armIdle: (() => void) | undefined;
+  private dropCurrent: ((error: string) => void) | undefined;
 
   constructor(
     private readonly options: RelayOptions,
@@ -118,14 +154,23 @@ export class RelayConnection {
 
   /** Stops reading (backpressure); the server's writes then wait in the socket. */
   pause(): void {
+    if (this.paused) return;
     this.paused = true;
     this.response?.pause();
+    if (this.response) clearTimeout(this.timer); // silence is ours now, not a dead server
   }
 
   /** Reads again after `pause`. */
   resume(): void {
+    if (!this.paused) return;
     this.paused = false;
     this.response?.resume();
+    if (this.response) this.armIdle?.();
+  }
+
+  /** Drops the connection and reconnects (with backoff), resuming from `resumeAfter()`. */
+  reconnect(error: string): void {
+    this.dropCurrent?.(error);
   }
 
   /** Closes the connection for good. */
@@ -136,13 +181,11 @@ export class RelayConnection {
   }
 
   private connect(): void {
-    const { url } = this.options;
     const after = this.options.resumeAfter();
     this.after = after;
     const headers: Record<string, string> = {
       accept: 'text/event-stream',
       'cache-control': 'no-store',
-      ...this.options.headers,
     };
     if (after !== undefined) headers['last-event-id'] = String(after);
     const connection = new AbortController();
@@ -161,8 +204,10 @@ export class RelayConnection {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => fail(`no data for ${Math.round(idleMs / 1000)} s`), idleMs);
     };
+    this.armIdle = armIdle;
+    this.dropCurrent = fail;
     armIdle();
-    openStream(url, headers, this.options.env ?? {}, connection.signal).then(
+    this.options.open(headers, connection.signal).then(
       ({ status, body }) => {
         if (status !== 200) {
           let text = '';
@@ -180,22 +225,39 @@ export class RelayConnection {
           return;
         }
         this.response = body;
-        this.attempt = 0;
         this.on.connected(after);
-        if (this.paused) body.pause();
+        if (this.paused) {
+          body.pause();
+          clearTimeout(this.timer);
+        }
         const decoder = new StringDecoder('utf8');
         const parser = new SseParser(
-          (m) => this.dispatch(m),
+          (m) => {
+            // The backoff starts over once the server sent something of use, not on a mere connect.
+            if (!done) this.attempt = 0;
+            this.dispatch(m);
+          },
           (ms) => (this.retryMs = ms),
         );
         body.on('data', (chunk: Buffer) => {
-          armIdle();
-          parser.push(decoder.write(chunk));
+          if (done) return;
+          if (!this.paused) armIdle();
+          try {
+            parser.push(decoder.write(chunk));
+          } catch (err) {
+            fail(`${(err as Error).message}; dropped the connection`);
+          }
         });
         body.on('end', () => fail('the server closed the stream'));
         body.on('error', (err: Error) => fail(err.message));
       },
-      (err: Error) => fail(err.message),
+      (err: Error & { exitCode?: number; hints?: string[] }) => {
+        // A credential that cannot be renewed (the API client says so with an auth error) ends it.
+        if (err.exitCode !== ExitCode.auth) return fail(err.message);
+        done = true;
+        clearTimeout(this.timer);
+        this.on.fatal({ status: 401, message: err.message, hints: err.hints });
+      },
     );
   }
 

@@ -31,22 +31,8 @@ export async function resolveWebhookSecret(
   if (input.appId) {
     const stored = await deps.credentials.get(accounts.webhookSecret(deps.profile, input.appId));
     if (stored) return { secret: stored, source: 'credential store' };
-    if (input.fetch !== false) {
-      const path = `/apps/${encodeURIComponent(input.appId)}/webhook-secret`;
-      const res = await deps.api.get<{ webhook_secret?: unknown }>(path).catch((err: unknown) => {
-        // A marketplace without this endpoint (or a credential without access) still leaves a way.
-        if (!(err instanceof ApiError || err instanceof AuthError)) throw err;
-        throw new MktError(
-          err.code,
-          `Cannot read the webhook signing secret of ${input.appId} (GET ${path}): ${err.message}`,
-          err.exitCode,
-          { hints: ['MKT_WEBHOOK_SECRET=whsec_… mkt webhooks listen …', ...err.hints] },
-        );
-      });
-      if (typeof res.data?.webhook_secret === 'string' && res.data.webhook_secret) {
-        return { secret: res.data.webhook_secret, source: 'marketplace' };
-      }
-    }
+    if (input.fetch !== false)
+      return { secret: await fetchWebhookSecret(deps, input.appId), source: 'marketplace' };
   }
   throw new UsageError('No webhook signing secret: pass --secret-env NAME or set MKT_WEBHOOK_SECRET.', {
     code: 'secret_missing',
@@ -56,3 +42,31 @@ export async function resolveWebhookSecret(
     ],
   });
 }
+
+/** The app's current signing secret, read from the marketplace. */
+export async function fetchWebhookSecret(deps: Pick<Deps, 'api'>, appId: string): Promise<string> {
+  const path = `/apps/${encodeURIComponent(appId)}/webhook-secret`;
+  const res = await deps.api.get<{ webhook_secret?: unknown }>(path).catch((err: unknown) => {
+    // A marketplace without this endpoint (or a credential without access) still leaves a way.
+    if (!(err instanceof ApiError || err instanceof AuthError)) throw err;
+    throw new MktError(
+      err.code,
+      `Cannot read the webhook signing secret of ${appId} (GET ${path}): ${err.message}`,
+      err.exitCode,
+      { hints: ['MKT_WEBHOOK_SECRET=whsec_… mkt webhooks listen …', ...err.hints] },
+    );
+  });
+  const secret = res.data?.webhook_secret;
+  if (typeof secret === 'string' && secret) return secret;
+  throw new MktError(
+    'secret_missing',
+    `The marketplace gave no webhook signing secret for ${appId} (GET ${path}).`,
+    1,
+    {
+      hints: ['export MKT_WEBHOOK_SECRET=whsec_…'],
+    },
+  );
+}
+
+/** True when the secret was given explicitly (an environment variable): it is never replaced. */
+export const isExplicitSecret = (source: string) => source.startsWith('$');

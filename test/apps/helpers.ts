@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
 import { expect } from 'vitest';
 import { MKT_BIN, baseEnv, runMkt, type MktResult } from '../support/cli.js';
+import { developerToken as sandboxDeveloperToken } from '../support/sandbox.js';
 import { startServer, type Seen } from '../support/server.js';
+import { typeInTerminal } from '../support/terminal.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 
 /** A node:http server on 127.0.0.1 that records every request and answers with `respond`. */
@@ -19,15 +20,8 @@ export async function startRecordingServer(
 }
 
 /** An access token for the sandbox's developer (the owner of every seeded app), with these scopes. */
-export async function developerToken(sandbox: Sandbox, scopes: string[]): Promise<string> {
-  const res = await fetch(`${sandbox.siteUrl}/api/v1/simulator/authorize`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': sandbox.seed.test_key },
-    body: JSON.stringify({ app_id: sandbox.seed.app.id, user_id: sandbox.seed.developer.id, scopes }),
-  });
-  if (res.status !== 201) throw new Error(`simulator/authorize answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { access_token: string }).access_token;
-}
+export const developerToken = (sandbox: Sandbox, scopes: string[]): Promise<string> =>
+  sandboxDeveloperToken(sandbox, scopes);
 
 /** A fresh test key for the seeded app, so that each test file has its own rate-limit budget. */
 export async function freshTestKey(sandbox: Sandbox): Promise<string> {
@@ -45,32 +39,18 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * Runs `mkt ARGS` on a real pseudo-terminal (util-linux `script`), waits until the output shows
  * `waitFor`, then types `answer`. stdout and stderr arrive mixed, as on a terminal.
  */
-export function runMktInTty(
+export async function runMktInTty(
   args: string[],
   configDir: string,
   options: { env?: Record<string, string>; waitFor: string; answer: string; timeoutMs?: number },
 ): Promise<MktResult> {
-  return new Promise((resolve, reject) => {
-    const command = [process.execPath, MKT_BIN, ...args].map(quote).join(' ');
-    const env = { ...baseEnv(configDir), ...options.env, TERM: 'dumb', NO_COLOR: '1' };
-    const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: 'pipe' });
-    let output = '';
-    let answered = false;
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      output += d;
-      if (!answered && output.includes(options.waitFor)) {
-        answered = true;
-        child.stdin.write(options.answer);
-      }
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 15_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout: output, stderr: '' });
-    });
+  const terminal = typeInTerminal([process.execPath, MKT_BIN, ...args].map(quote).join(' '), {
+    env: { ...baseEnv(configDir), ...options.env, TERM: 'dumb', NO_COLOR: '1' },
+    answers: [[options.waitFor, options.answer]],
+    timeoutMs: options.timeoutMs ?? 15_000,
   });
+  const code = await terminal.exit;
+  return { code, signal: null, stdout: terminal.raw(), stderr: '' };
 }
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runMkt, tempDir } from '../support/cli.js';
-import { startTestSandbox } from '../support/sandbox.js';
+import { developerToken, startTestSandbox } from '../support/sandbox.js';
 import {
   approveElsewhere,
   AUTHORIZE_URL,
@@ -136,7 +136,10 @@ describe('mkt login (browser flow)', () => {
   it('says exactly which redirect URI to register when the app does not accept the loopback one', async () => {
     const created = await fetch(`${sandbox.siteUrl}/api/v1/apps`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': sandbox.seed.test_key },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await developerToken(sandbox, ['apps:write'])}`,
+      },
       body: JSON.stringify({ name: 'Web Only', redirect_uris: ['https://example.com/callback'] }),
     });
     const app = (await created.json()) as { client_id: string; client_secret: string };

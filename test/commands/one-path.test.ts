@@ -9,7 +9,7 @@ import { useSandbox } from '../support/sandbox.js';
 // There is one way mkt runs: bin/run.js hands every argv to oclif, bundled in dist/
 // (esbuild.config.js). This file checks that the bundle is oclif unchanged: every command and every
 // help screen gives the same bytes and exit code as oclif run the plain way — from node_modules, on
-// tsc's output in build/, the help, autocomplete and not-found plugins as plugins, no manifest.
+// tsc's output in build/, the help and autocomplete plugins as plugins, no manifest.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const ctx = useSandbox();
@@ -20,12 +20,12 @@ let manifest: { commands: Record<string, { hidden?: boolean }> };
 beforeAll(async () => {
   reference = await tempDir('mkt-reference-');
   const pjson = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
-  pjson.oclif.commands = './build/commands';
-  pjson.oclif.plugins = ['@oclif/plugin-help', '@oclif/plugin-autocomplete', '@oclif/plugin-not-found'];
-  delete pjson.oclif.hooks?.command_not_found;
-  for (const [path, pointer] of Object.entries({ helpClass: pjson.oclif.helpClass }))
-    if (typeof pointer === 'string') pjson.oclif[path] = pointer.replace('./dist/', './build/');
-  await writeFile(join(reference.path, 'package.json'), JSON.stringify(pjson));
+  pjson.oclif.plugins = ['@oclif/plugin-help', '@oclif/plugin-autocomplete'];
+  // Commands, help class and hooks from tsc's output instead of the bundle.
+  await writeFile(
+    join(reference.path, 'package.json'),
+    JSON.stringify(pjson).replaceAll('./dist/', './build/'),
+  );
   await symlink(join(root, 'build'), join(reference.path, 'build'));
   await symlink(join(root, 'node_modules'), join(reference.path, 'node_modules'));
   await mkdir(join(reference.path, 'bin'));

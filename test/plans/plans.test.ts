@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runMkt } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
-import { expectRefusedBeforeAnyRequest, startRecordingServer } from '../apps/helpers.js';
+import { expectRefusedBeforeAnyRequest, runMktInTty, startRecordingServer } from '../apps/helpers.js';
 
 const ctx = useSandbox();
 const mkt = ctx.mkt;
@@ -208,6 +208,18 @@ describe('mkt plans delete', () => {
     expect(res.stderr).toContain('--yes');
     expect((await serverPlans()).some((p) => p.id === 'gulf-monthly')).toBe(true);
   });
+
+  it('on a terminal, "n" says "Nothing was changed." (no "Error:"), exits 1 and deletes nothing', async () => {
+    const res = await runMktInTty(['plans', 'delete', 'gulf-monthly', '--app', app()], ctx.dir, {
+      env: ctx.env,
+      waitFor: 'Delete plan',
+      answer: 'n\r',
+    });
+    expect(res.stdout).toContain('Nothing was changed.');
+    expect(res.stdout).not.toContain('Error');
+    expect(res.code, res.stdout).toBe(1);
+    expect((await serverPlans()).some((p) => p.id === 'gulf-monthly')).toBe(true);
+  });
 });
 
 describe('bad input is refused before any request', () => {
@@ -252,6 +264,16 @@ describe('bad input is refused before any request', () => {
     ['an update with nothing to change', ['plans', 'update', 'pro', '--app', 'app_x'], /Nothing to change/],
     ['a bad plan id on get', ['plans', 'get', '../apps', '--app', 'app_x'], /not a plan id/],
     ['delete without --yes', ['plans', 'delete', 'pro', '--app', 'app_x'], /--yes/],
+    [
+      'create without --name, named as typed',
+      ['plans', 'create', '--app', 'app_x', '--kind', 'free'],
+      /^Error: Missing required flag --name\.$/m,
+    ],
+    [
+      'get without the plan id',
+      ['plans', 'get', '--app', 'app_x'],
+      /^Error: Missing required argument PLAN: plan id/m,
+    ],
   ];
 
   it.each(cases)('%s: exit 2', (_name, args, message) =>

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { startTestSandbox } from '../support/sandbox.js';
+import { developerToken as sandboxDeveloperToken, startTestSandbox } from '../support/sandbox.js';
 import { call, fakeClock, type Answer } from './helpers.js';
 
 let sb: Sandbox;
@@ -16,14 +16,7 @@ function expectError(answer: Answer, status: number, code: string): void {
   });
 }
 
-async function developerToken(scopes: string[]): Promise<string> {
-  const res = await call(sb, 'POST', '/api/v1/simulator/authorize', {
-    key: sb.seed.test_key,
-    body: { app_id: sb.seed.app.id, user_id: sb.seed.developer.id, scopes },
-  });
-  expect(res.status).toBe(201);
-  return res.json.access_token as string;
-}
+const developerToken = (scopes: string[]) => sandboxDeveloperToken(sb, scopes);
 
 describe('identity and entitlements', () => {
   it('answers whoami for a key with the owning developer', async () => {
@@ -87,29 +80,42 @@ describe('validation: every error class is a 4xx JSON error', () => {
   it('covers each error code of docs/PROTOCOL.md', async () => {
     sb = await startTestSandbox();
     const key = sb.seed.test_key;
+    const writer = await developerToken(['apps:write']);
     const app = `/api/v1/apps/${sb.seed.app.id}`;
-    expectError(await call(sb, 'POST', '/api/v1/apps', { key, rawBody: '{"name": ' }), 400, 'invalid_json');
+    expectError(await call(sb, 'POST', '/api/v1/apps', { key, body: { name: 'A' } }), 403, 'forbidden');
     expectError(
-      await call(sb, 'POST', '/api/v1/apps', { key, rawBody: Buffer.from([0x7b, 0xff, 0x7d]) }),
+      await call(sb, 'POST', '/api/v1/apps', { token: writer, rawBody: '{"name": ' }),
       400,
       'invalid_json',
     );
-    expectError(await call(sb, 'POST', '/api/v1/apps', { key, body: [] }), 400, 'invalid_request');
-    expectError(await call(sb, 'POST', '/api/v1/apps', { key, body: { name: 5 } }), 400, 'invalid_request');
-    expectError(await call(sb, 'POST', '/api/v1/apps', { key, body: {} }), 400, 'invalid_request');
-    const unknown = await call(sb, 'POST', '/api/v1/apps', { key, body: { name: 'A', colour: 'red' } });
+    expectError(
+      await call(sb, 'POST', '/api/v1/apps', { token: writer, rawBody: Buffer.from([0x7b, 0xff, 0x7d]) }),
+      400,
+      'invalid_json',
+    );
+    expectError(await call(sb, 'POST', '/api/v1/apps', { token: writer, body: [] }), 400, 'invalid_request');
+    expectError(
+      await call(sb, 'POST', '/api/v1/apps', { token: writer, body: { name: 5 } }),
+      400,
+      'invalid_request',
+    );
+    expectError(await call(sb, 'POST', '/api/v1/apps', { token: writer, body: {} }), 400, 'invalid_request');
+    const unknown = await call(sb, 'POST', '/api/v1/apps', {
+      token: writer,
+      body: { name: 'A', colour: 'red' },
+    });
     expectError(unknown, 400, 'invalid_request');
     expect(unknown.json.error.message).toContain('colour');
     expectError(
       await call(sb, 'POST', '/api/v1/apps', {
-        key,
+        token: writer,
         body: { name: 'A', redirect_uris: ['http://example.com/cb'] },
       }),
       400,
       'invalid_request',
     );
     expectError(
-      await call(sb, 'POST', '/api/v1/apps', { key, body: { name: 'A', webhook_url: 'ftp://x' } }),
+      await call(sb, 'POST', '/api/v1/apps', { token: writer, body: { name: 'A', webhook_url: 'ftp://x' } }),
       400,
       'invalid_request',
     );
@@ -141,10 +147,14 @@ describe('validation: every error class is a 4xx JSON error', () => {
       'conflict',
     );
     const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
-    expectError(await call(sb, 'POST', '/api/v1/apps', { key, rawBody: big }), 413, 'payload_too_large');
+    expectError(
+      await call(sb, 'POST', '/api/v1/apps', { token: writer, rawBody: big }),
+      413,
+      'payload_too_large',
+    );
     expectError(
       await call(sb, 'POST', '/api/v1/apps', {
-        key,
+        token: writer,
         rawBody: 'name=A',
         contentType: 'application/x-www-form-urlencoded',
       }),
@@ -235,8 +245,9 @@ describe('apps, plans and keys', () => {
   it('creates, reads, pages, updates and deletes', async () => {
     sb = await startTestSandbox();
     const key = sb.seed.live_key;
+    const writer = await developerToken(['apps:write']);
     const created = await call(sb, 'POST', '/api/v1/apps', {
-      key,
+      token: writer,
       body: { name: 'Second', redirect_uris: ['http://127.0.0.1/cb', 'https://app.example/cb'] },
     });
     expect(created.status).toBe(201);
@@ -246,9 +257,8 @@ describe('apps, plans and keys', () => {
       webhook_url: null,
     });
     const id = created.json.id as string;
-    // A key acts for its own app only (and lists/creates apps for its owner).
+    // A key acts for its own app only.
     expectError(await call(sb, 'GET', `/api/v1/apps/${id}`, { key }), 403, 'forbidden');
-    const writer = await developerToken(['apps:write']);
     const got = await call(sb, 'GET', `/api/v1/apps/${id}`, { token: writer });
     expect(got.json.client_secret).toBeUndefined();
     for (let i = 0; i < 3; i++)

@@ -4,6 +4,7 @@ import type { Browser } from 'playwright-core';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { runMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import { call } from './helpers.js';
 
@@ -35,19 +36,36 @@ describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () 
     await sb?.close();
   });
 
-  it('approving redirects to the loopback callback with a code that exchanges for tokens', async () => {
-    const redirectUri = `http://127.0.0.1:${callbackPort}/callback`;
+  /** Opens the consent page for `scope` in a new tab; Approve leads to the loopback callback. */
+  async function consentPage(scope: string, state: string) {
     const page = await browser.newPage();
-    await page.goto(
-      `${sb.siteUrl}/oauth/authorize?` +
-        new URLSearchParams({
-          client_id: sb.seed.app.client_id,
-          redirect_uri: redirectUri,
-          response_type: 'code',
-          scope: 'identity:read',
-          state: 'browser-state',
-        }),
-    );
+    const query = new URLSearchParams({
+      client_id: sb.seed.app.client_id,
+      redirect_uri: `http://127.0.0.1:${callbackPort}/callback`,
+      response_type: 'code',
+      scope,
+      state,
+    });
+    await page.goto(`${sb.siteUrl}/oauth/authorize?${query}`);
+    return page;
+  }
+
+  /** Exchanges the code the callback received with `state`. */
+  function exchange(state: string) {
+    const url = seen.findLast((u) => u.searchParams.get('state') === state)!;
+    return call(sb, 'POST', '/api/oauth/token', {
+      body: {
+        grant_type: 'authorization_code',
+        code: url.searchParams.get('code'),
+        client_id: sb.seed.app.client_id,
+        client_secret: sb.seed.app.client_secret,
+        redirect_uri: `http://127.0.0.1:${callbackPort}/callback`,
+      },
+    });
+  }
+
+  it('approving redirects to the loopback callback with a code that exchanges for tokens', async () => {
+    const page = await consentPage('identity:read', 'browser-state');
     expect(await page.textContent('#app-name')).toBe('Sandbox App');
     await page.selectOption('select[name="user_id"]', sb.seed.users[1]!.id);
     await Promise.all([page.waitForURL(/\/callback\?/), page.click('button[value="approve"]')]);
@@ -55,19 +73,35 @@ describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () 
     const url = seen.find((u) => u.pathname === '/callback')!;
     expect(url.pathname).toBe('/callback');
     expect(url.searchParams.get('state')).toBe('browser-state');
-    const token = await call(sb, 'POST', '/api/oauth/token', {
-      body: {
-        grant_type: 'authorization_code',
-        code: url.searchParams.get('code'),
-        client_id: sb.seed.app.client_id,
-        client_secret: sb.seed.app.client_secret,
-        redirect_uri: redirectUri,
-      },
-    });
+    const token = await exchange('browser-state');
     expect(token.status).toBe(200);
     const me = await call(sb, 'GET', '/api/v1/whoami', { token: token.json.access_token });
     expect(me.json.id).toBe(sb.seed.users[1]!.id);
     await page.close();
+  });
+
+  it('shows who is who; with apps:write the developer is preselected and Approve lets mkt apps list work', async () => {
+    const page = await consentPage('identity:read entitlements:read apps:write', 'manage');
+    const option = (id: string) => page.locator(`select[name="user_id"] option[value="${id}"]`).textContent();
+    expect(await option(sb.seed.developer.id)).toContain('developer, owner of Sandbox App');
+    expect(await option(sb.seed.users[0]!.id)).toContain('test user, pro-monthly, active');
+    expect(await option(sb.seed.users[2]!.id)).toContain('test user, pro-monthly, past_due');
+    expect(await page.inputValue('select[name="user_id"]')).toBe(sb.seed.developer.id);
+    // Approve with the defaults.
+    await Promise.all([page.waitForURL(/\/callback\?/), page.click('button[value="approve"]')]);
+    await page.close();
+    const token = await exchange('manage');
+    expect(token.json.scope).toBe('identity:read entitlements:read apps:write');
+    const dir = await tempDir();
+    try {
+      const list = await runMkt(['apps', 'list', '--json'], dir.path, {
+        env: { MKT_SITE_URL: sb.siteUrl, MKT_ACCESS_TOKEN: token.json.access_token },
+      });
+      expect(list.stderr).toBe('');
+      expect(JSON.parse(list.stdout).map((a: { id: string }) => a.id)).toContain(sb.seed.app.id);
+    } finally {
+      await dir.remove();
+    }
   });
 
   it('shows the embedded app in an iframe with the auth context', async () => {

@@ -147,7 +147,7 @@ export async function openStream(
   };
 }
 
-/** Fields of the consent form for an authorization request. */
+/** The query of an authorization request (`GET /oauth/authorize`). */
 export interface ConsentInput {
   client_id: string;
   redirect_uri: string;
@@ -157,17 +157,31 @@ export interface ConsentInput {
   code_challenge_method?: string;
 }
 
-/** Submits the consent form as a browser would (approve or deny) and returns the redirect target. */
-export async function submitConsent(
+/** The consent page of an authorization request: its HTML and the form's hidden fields. */
+export async function openConsent(
   sb: Sandbox,
-  input: ConsentInput & { user_id?: string; decision?: 'approve' | 'deny' },
+  input: ConsentInput,
+): Promise<{ status: number; html: string; fields: Record<string, string> }> {
+  const query = new URLSearchParams({ response_type: 'code', scope: 'identity:read' });
+  for (const [k, v] of Object.entries(input)) if (v !== undefined) query.set(k, v);
+  const res = await fetch(`${sb.siteUrl}/oauth/authorize?${query}`);
+  const html = await res.text();
+  const fields: Record<string, string> = {};
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields[m[1]!] = m[2]!;
+  return { status: res.status, html, fields };
+}
+
+/** Posts a consent form as a browser would; answers the status and the redirect target. */
+export async function postConsent(
+  sb: Sandbox,
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; location: URL | null; text: string }> {
-  const form = new URLSearchParams({ response_type: 'code', decision: 'approve', scope: 'identity:read' });
-  for (const [k, v] of Object.entries(input)) if (v !== undefined) form.set(k, v);
   const res = await fetch(`${sb.siteUrl}/oauth/authorize`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: form.toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form).toString(),
     redirect: 'manual',
   });
   const location = res.headers.get('location');
@@ -176,6 +190,18 @@ export async function submitConsent(
     location: location === null ? null : new URL(location),
     text: await res.text(),
   };
+}
+
+/** Opens the consent page and answers it (approve as `user_id`, or deny); returns the redirect target. */
+export async function submitConsent(
+  sb: Sandbox,
+  input: ConsentInput & { user_id?: string; decision?: 'approve' | 'deny' },
+): Promise<{ status: number; location: URL | null; text: string; page: string }> {
+  const { user_id, decision, ...request } = input;
+  const page = await openConsent(sb, request);
+  const form = { ...page.fields, decision: decision ?? 'approve' };
+  const answer = await postConsent(sb, user_id === undefined ? form : { ...form, user_id });
+  return { ...answer, page: page.html };
 }
 
 /** A clock the test moves by hand. */

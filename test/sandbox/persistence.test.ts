@@ -1,9 +1,9 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { startTestSandbox } from '../support/sandbox.js';
+import { developerToken, startTestSandbox } from '../support/sandbox.js';
 import { call, fakeClock, openStream } from './helpers.js';
 
 let dataDir: string;
@@ -22,7 +22,8 @@ describe('persistence', () => {
     sb = await startTestSandbox({ dataDir });
     const seed = sb.seed;
     const key = seed.test_key;
-    const app = await call(sb, 'POST', '/api/v1/apps', { key, body: { name: 'Kept' } });
+    const writer = await developerToken(sb, ['apps:write']);
+    const app = await call(sb, 'POST', '/api/v1/apps', { token: writer, body: { name: 'Kept' } });
     const user = await call(sb, 'POST', '/api/v1/simulator/users', {
       key,
       body: { app_id: seed.app.id, plan: 'pro-monthly', status: 'active' },
@@ -43,20 +44,19 @@ describe('persistence', () => {
     await sb.close();
     const files = await readdir(dataDir);
     expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
-    JSON.parse(await readFile(join(dataDir, 'state.json'), 'utf8'));
 
     sb = await startTestSandbox({ dataDir });
-    expect({ ...sb.seed, siteUrl: '' }).toEqual({ ...seed, siteUrl: '' });
-    expect(
-      (await call(sb, 'GET', `/api/v1/apps`, { key })).json.data.map((a: { name: string }) => a.name),
-    ).toContain('Kept');
+    expect(sb.seed).toEqual(seed);
+    const apps = await call(sb, 'GET', `/api/v1/apps`, { token: writer });
+    expect(apps.json.data.map((a: { name: string }) => a.name)).toContain('Kept');
     expect(app.status).toBe(201);
     const me = await call(sb, 'GET', '/api/v1/whoami', { token: token.json.access_token });
     expect(me.json.id).toBe(user.json.id);
     const ent = await call(sb, 'GET', `/api/v1/entitlements?user_id=${user.json.id}`, { key });
     expect(ent.json.plan).toBe('pro-monthly');
-    // Deliveries 1 and 2 were subscription.created and user.authorized; the three events follow.
-    const stream = await openStream(sb, seed.app.id, key, '2');
+    // Deliveries 1-3 were user.authorized (the developer's consent), subscription.created and
+    // user.authorized; the three events follow.
+    const stream = await openStream(sb, seed.app.id, key, '3');
     const replay = [await stream.next(), await stream.next(), await stream.next()];
     expect(replay.map((e) => e.data.delivery_id)).toEqual(events.map((e) => e.json.delivery_id));
     stream.close();
@@ -64,8 +64,8 @@ describe('persistence', () => {
       key,
       body: { app_id: seed.app.id, event: 'user.revoked' },
     });
-    const tail = await openStream(sb, seed.app.id, key, '5');
-    expect((await tail.next()).id).toBe('6');
+    const tail = await openStream(sb, seed.app.id, key, '6');
+    expect((await tail.next()).id).toBe('7');
     expect(next.status).toBe(201);
     tail.close();
   });
@@ -83,36 +83,61 @@ describe('persistence', () => {
     expect(sb.seed.test_key).not.toBe(old.test_key);
     expect(sb.seed.app.webhook_secret).toMatch(/^whsec_/);
     expect((await call(sb, 'GET', '/api/v1/whoami', { key: old.test_key })).status).toBe(401);
-    expect(await readdir(dataDir)).not.toContain('deliveries');
+    const stream = await openStream(sb, sb.seed.app.id, sb.seed.test_key);
+    expect((await stream.next()).data).toEqual({ last_id: 0 });
+    stream.close();
   });
 
-  it('expired access tokens stop working and are not persisted', async () => {
+  it('expired access tokens stop working, also after a restart; the refresh token still works', async () => {
     const clock = fakeClock();
     sb = await startTestSandbox({ dataDir, now: clock.now });
+    const { app, users } = sb.seed;
     const token = await call(sb, 'POST', '/api/v1/simulator/authorize', {
       key: sb.seed.test_key,
-      body: { app_id: sb.seed.app.id, user_id: sb.seed.users[0]!.id },
+      body: { app_id: app.id, user_id: users[0]!.id },
     });
     clock.advance(3_600_000);
     const expired = await call(sb, 'GET', '/api/v1/whoami', { token: token.json.access_token });
     expect(expired.status).toBe(401);
     expect(expired.json.error.message).toContain('expired');
     await sb.close();
-    sb = undefined;
-    const state = await readFile(join(dataDir, 'state.json'), 'utf8');
-    expect(state).not.toContain(token.json.access_token);
-    expect(state).toContain(token.json.refresh_token);
+    sb = await startTestSandbox({ dataDir, now: clock.now });
+    expect((await call(sb, 'GET', '/api/v1/whoami', { token: token.json.access_token })).status).toBe(401);
+    const refreshed = await call(sb, 'POST', '/api/oauth/token', {
+      body: {
+        grant_type: 'refresh_token',
+        refresh_token: token.json.refresh_token,
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+      },
+    });
+    expect(refreshed.status).toBe(200);
+  });
+});
+
+describe('upgrade', () => {
+  it('keeps a data folder written by the version before the log (state.json and deliveries/)', async () => {
+    // Written by the previous sandbox: its seed, one more (live) key and one delivery.
+    await cp(new URL('../fixtures/sandbox-v1', import.meta.url), dataDir, { recursive: true });
+    const liveKey = 'live_saBvM2uAfuyoI63TVmmhnP-ENm0cT5Ps';
+    for (let restart = 0; restart < 2; restart++) {
+      sb = await startTestSandbox({ dataDir });
+      expect(sb.seed.app.name).toBe('Sandbox App');
+      expect((await call(sb, 'GET', '/api/v1/whoami', { key: liveKey })).status).toBe(200);
+      const stream = await openStream(sb, sb.seed.app.id, sb.seed.test_key, '0');
+      expect((await stream.next()).data.delivery_id).toBe('dlv_6f44eff46dc24b9433a2b32e');
+      stream.close();
+      await sb.close();
+      sb = undefined;
+    }
   });
 });
 
 describe('delivery history', () => {
-  it('keeps the newest 10,000 deliveries per app for resume, and compacts the log on restart', async () => {
+  it('keeps the newest 10,000 deliveries per app for resume, and compacts the log into a snapshot', async () => {
     sb = await startTestSandbox({ dataDir });
     const { seed } = sb;
-    const token = await call(sb, 'POST', '/api/v1/simulator/authorize', {
-      key: seed.test_key,
-      body: { app_id: seed.app.id, user_id: seed.developer.id, scopes: ['apps:write'] },
-    });
+    const token = { json: { access_token: await developerToken(sb, ['apps:write']) } };
     // Delivery 1 was user.authorized; 20,500 more follow (a token is not key-limited).
     const total = 20_501;
     let sent = 1;
@@ -132,16 +157,15 @@ describe('delivery history', () => {
     expect((await first.next()).id).toBe(String(total - 10_000 + 1));
     first.close();
     await sb.close();
-    const logFile = join(dataDir, 'deliveries', `${seed.app.id}.jsonl`);
-    expect((await readFile(logFile, 'utf8')).split('\n').filter(Boolean)).toHaveLength(total);
+    // 20,501 deliveries outgrow the log: it rolled over into a snapshot, and the old log is gone.
+    const files = await readdir(dataDir);
+    expect(files).toContain('snapshot.json');
+    expect(files.filter((f) => f.startsWith('log-'))).toHaveLength(1);
 
     sb = await startTestSandbox({ dataDir });
     const again = await openStream(sb, seed.app.id, seed.test_key, '20000');
     expect((await again.next()).id).toBe('20001');
     again.close();
-    await sb.close();
-    sb = undefined;
-    expect((await readFile(logFile, 'utf8')).split('\n').filter(Boolean)).toHaveLength(10_000);
   }, 60_000);
 
   it('close() ends relay streams', async () => {

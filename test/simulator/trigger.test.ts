@@ -55,6 +55,16 @@ describe('mkt trigger', () => {
     });
   });
 
+  it('lists the four events when none is named (exit 2)', async () => {
+    const none = await mkt(['trigger']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(
+      'Name the event to send. Events: user.authorized, subscription.created, subscription.cancelled, user.revoked.',
+    );
+    expect(none.stderr).toContain('Try: mkt trigger subscription.created');
+    expect(none.stderr).not.toMatch(/required arg|Note:/);
+  });
+
   it('rejects unknown events and fields with the valid ones (exit 2)', async () => {
     const event = await mkt(['trigger', 'user.deleted']);
     expect(event.code).toBe(2);

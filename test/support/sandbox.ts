@@ -68,3 +68,47 @@ export function useSandbox(): SandboxContext {
   };
   return context;
 }
+
+/**
+ * An access token for the sandbox's developer (the owner of the seeded app) with `scopes`, obtained as
+ * a person would: the consent page, Approve as the developer, then the token endpoint. (The simulator
+ * never authorizes the developer: docs/DECISIONS.md §2.)
+ */
+export async function developerToken(
+  sandbox: { siteUrl: string; seed: Sandbox['seed'] },
+  scopes: string[],
+): Promise<string> {
+  const { app, developer } = sandbox.seed;
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const query = new URLSearchParams({
+    client_id: app.client_id,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: scopes.join(' '),
+  });
+  const page = await (await fetch(`${sandbox.siteUrl}/oauth/authorize?${query}`)).text();
+  const form = new URLSearchParams({ user_id: developer.id, decision: 'approve' });
+  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    form.set(m[1]!, m[2]!);
+  const consent = await fetch(`${sandbox.siteUrl}/oauth/authorize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form,
+    redirect: 'manual',
+  });
+  const code = new URL(consent.headers.get('location') ?? 'http://x/').searchParams.get('code');
+  if (code === null) throw new Error(`consent answered ${consent.status}: ${await consent.text()}`);
+  const res = await fetch(`${sandbox.siteUrl}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+    }),
+  });
+  if (res.status !== 200) throw new Error(`token endpoint answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}

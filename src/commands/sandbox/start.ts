@@ -94,7 +94,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       deps.out.info('Press Ctrl-C to stop.');
     }
     const signal = await stopped;
-    deps.out.info('Stopping the sandbox: finishing deliveries and saving state…');
+    deps.out.info('Stopping the sandbox (every acknowledged change is already on disk)…');
     await sandbox.close();
     deps.out.info('Stopped.');
     process.exitCode = signal === 'SIGINT' ? 130 : 0;

@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { flags } from '../../flags.js';
+import type { DeliveryStatus } from '../../webhooks/journal.js';
 
 export default class WebhooksDeliveries extends BaseCommand<typeof WebhooksDeliveries> {
   static summary = 'List the deliveries recorded in the local journal by `mkt webhooks listen`.';
@@ -21,14 +22,13 @@ export default class WebhooksDeliveries extends BaseCommand<typeof WebhooksDeliv
 
   async run() {
     const deps = await this.deps();
-    const { journalDir, readJournal, summarize } = await import('../../webhooks/journal.js');
-    const { dataDir } = await import('../../paths.js');
-    const app = this.flags.app ?? (await deps.config.get(deps.profile, 'app'));
-    const dir = journalDir(dataDir(deps.env), app);
-    const rows = summarize(await readJournal(dir))
-      .filter((d) => !this.flags.event || d.event === this.flags.event)
-      .filter((d) => !this.flags.status || d.status === this.flags.status)
-      .slice(-this.flags.limit);
+    const { listDeliveries } = await import('../../webhooks/deliveries.js');
+    const { dir, rows } = await listDeliveries(deps, {
+      appId: this.flags.app ?? (await deps.config.get(deps.profile, 'app')),
+      event: this.flags.event,
+      status: this.flags.status as DeliveryStatus | undefined,
+      limit: this.flags.limit,
+    });
     if (!deps.json) {
       deps.out.table(rows, [
         { header: 'id', get: (d) => d.id },

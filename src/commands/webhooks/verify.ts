@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { CheckFailedError, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 
 export default class WebhooksVerify extends BaseCommand<typeof WebhooksVerify> {
   static summary = 'Check a webhook payload against its signature, and say why it fails.';
@@ -28,10 +28,6 @@ timestamp, or a malformed signature header. The secret comes from --secret-env N
   async run() {
     const deps = await this.deps();
     const f = this.flags;
-    const { resolveWebhookSecret } = await import('../../webhooks/secret.js');
-    const { SIGNATURE_PATTERN, checkDelivery, diagnoseMismatch } =
-      await import('../../webhooks/signature.js');
-    const { secret } = await resolveWebhookSecret(deps, { secretEnv: f['secret-env'], fetch: false });
     let body: Buffer;
     try {
       if (f.payload === '-') {
@@ -42,54 +38,16 @@ timestamp, or a malformed signature header. The secret comes from --secret-env N
     } catch (err) {
       throw new UsageError(`Cannot read --payload ${f.payload}: ${(err as Error).message}`);
     }
-    const signature = f.signature.trim();
-    if (!SIGNATURE_PATTERN.test(signature)) {
-      throw new CheckFailedError(
-        'malformed_signature',
-        `The signature "${signature.slice(0, 80)}" is not "sha256=" followed by 64 hex digits.`,
-        { hints: ['copy the whole X-Marketplace-Signature header value, e.g. sha256=3f5a…'] },
-      );
-    }
-    const check = checkDelivery({
-      secret,
+    const { verifyPayload } = await import('../../webhooks/verify.js');
+    const result = await verifyPayload(deps, {
       body,
-      signature,
-      now: deps.clock.now(),
-      toleranceSeconds: f.tolerance > 0 ? f.tolerance : undefined,
+      signature: f.signature,
+      secretEnv: f['secret-env'],
+      toleranceSeconds: f.tolerance,
     });
-    if (!check.ok) {
-      if (check.reason === 'bad_signature') {
-        if (diagnoseMismatch(secret, body.toString('utf8'), signature) === 'reserialized') {
-          throw new CheckFailedError(
-            'reserialized_body',
-            'The signature does not match these bytes, but it matches the same JSON serialized differently: the body was re-serialized (whitespace or key order changed) before verifying.',
-            { hints: ['verify the raw request body bytes, before any JSON parsing (e.g. express.raw())'] },
-          );
-        }
-        throw new CheckFailedError(
-          'wrong_secret',
-          'The signature does not match: the secret is most likely not the one this delivery was signed with.',
-          {
-            hints: ['mkt apps get APP_ID   (check which app sent it)', 'mkt webhooks listen --print-secret'],
-          },
-        );
-      }
-      if (check.reason === 'stale_timestamp') {
-        throw new CheckFailedError('stale_timestamp', `The signature is valid, but ${check.message}`, {
-          hints: [`mkt webhooks verify … --tolerance SECONDS`, 'mkt trigger EVENT   (a fresh delivery)'],
-        });
-      }
-      throw new CheckFailedError(check.reason, `The signature is valid, but ${check.message}`);
-    }
-    const result = {
-      valid: true,
-      event: check.envelope.event,
-      timestamp: check.envelope.timestamp,
-      age_seconds: check.ageSeconds,
-    };
     if (!deps.json)
       deps.out.success(
-        `Valid signature: ${check.envelope.event} of ${check.envelope.timestamp} (${check.ageSeconds} s old).`,
+        `Valid signature: ${result.event} of ${result.timestamp} (${result.age_seconds} s old).`,
       );
     return result;
   }

@@ -1,0 +1,93 @@
+import type { IncomingMessage } from 'node:http';
+import type { ApiContext, Principal, SandboxCore } from '../core.js';
+import type { AppRecord, Scope } from '../state/records.js';
+import { SandboxApiError } from './errors.js';
+
+function unauthorized(message: string, challenge = 'Bearer realm="mkt-sandbox"'): SandboxApiError {
+  return new SandboxApiError(401, 'unauthorized', message, { 'www-authenticate': challenge });
+}
+
+/** RFC 6750 section 3.1: a token that was presented but is not valid. */
+function invalidToken(message: string): SandboxApiError {
+  const description = message.replace(/["\\]/g, '');
+  return unauthorized(
+    message,
+    `Bearer realm="mkt-sandbox", error="invalid_token", error_description="${description}"`,
+  );
+}
+
+/** Resolves `Authorization: Bearer at_…` or `X-API-Key: test_…|live_…` to a principal, or throws 401. */
+export function authenticate(core: SandboxCore, req: IncomingMessage): Principal {
+  const authorization = req.headers.authorization;
+  const apiKey = req.headers['x-api-key'];
+  if (authorization !== undefined && apiKey !== undefined) {
+    throw unauthorized('Send either Authorization or X-API-Key, not both.');
+  }
+  if (typeof apiKey === 'string') {
+    const key = core.store.keysBySecret.get(apiKey);
+    const app = key && core.store.apps.get(key.app_id);
+    if (!key || !app) throw unauthorized('The API key is not valid.');
+    return { kind: 'key', key, app };
+  }
+  if (authorization !== undefined) {
+    const match = /^Bearer +(\S+)$/i.exec(authorization);
+    if (!match) throw unauthorized('The Authorization header must be "Bearer <access token>".');
+    const record = core.store.tokens.get(match[1]!);
+    if (!record || record.kind !== 'access') throw invalidToken('The access token is not valid.');
+    if (record.expires_at !== null && record.expires_at <= core.now()) {
+      throw invalidToken('The access token has expired.');
+    }
+    const user = core.store.users.get(record.user_id);
+    const app = core.store.apps.get(record.app_id);
+    if (!user || !app) throw invalidToken('The access token is not valid.');
+    return { kind: 'token', user, app, scopes: record.scopes, family: record.family };
+  }
+  throw unauthorized('Authenticate with "Authorization: Bearer <token>" or "X-API-Key: <key>".');
+}
+
+/** Requires a token scope; API keys pass (they act for their own app). */
+export function requireScope(principal: Principal, scope: Scope): void {
+  if (principal.kind === 'token' && !principal.scopes.includes(scope)) {
+    throw new SandboxApiError(403, 'forbidden', `The token lacks the "${scope}" scope.`);
+  }
+}
+
+/** The developer whose apps this token manages (a token with `apps:write`); a key is refused. */
+export function developerId(principal: Principal): string {
+  if (principal.kind === 'key') {
+    throw new SandboxApiError(
+      403,
+      'forbidden',
+      'An API key acts for its own app only; to create apps, sign in as the developer: mkt login --scope apps:write',
+    );
+  }
+  requireScope(principal, 'apps:write');
+  return principal.user.id;
+}
+
+/** Looks up an app the caller may manage: 404 when unknown, 403 when someone else's. */
+export function ownedApp(ctx: ApiContext, appId: string): AppRecord {
+  const app = ctx.core.store.apps.get(appId);
+  if (!app) throw new SandboxApiError(404, 'not_found', `No app with id "${appId}".`);
+  const p = ctx.principal;
+  if (p.kind === 'key') {
+    if (p.app.id !== app.id) {
+      throw new SandboxApiError(403, 'forbidden', 'This API key belongs to another app.');
+    }
+    return app;
+  }
+  requireScope(p, 'apps:write');
+  if (app.owner_id !== p.user.id) throw new SandboxApiError(403, 'forbidden', 'You do not own this app.');
+  return app;
+}
+
+/** The simulator is for test mode only: a live key is refused. */
+export function requireTestMode(principal: Principal): void {
+  if (principal.kind === 'key' && principal.key.mode === 'live') {
+    throw new SandboxApiError(
+      403,
+      'forbidden',
+      'The simulator accepts test keys and tokens only, not live keys.',
+    );
+  }
+}

@@ -1,0 +1,68 @@
+import type { IncomingMessage } from 'node:http';
+import { invalidRequest, SandboxApiError } from './errors.js';
+
+/** Largest request body the sandbox accepts (1 MiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Past this many bytes the connection is dropped instead of draining the upload. */
+const DRAIN_LIMIT_BYTES = 16 * MAX_BODY_BYTES;
+
+const tooLarge = () =>
+  new SandboxApiError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
+
+/** Reads the whole body, failing with 413 past {@link MAX_BODY_BYTES}. */
+export async function readRawBody(req: IncomingMessage): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (Number.isFinite(declared) && declared > DRAIN_LIMIT_BYTES) {
+    req.socket.destroy();
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > DRAIN_LIMIT_BYTES) {
+      req.socket.destroy();
+      break;
+    }
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+  }
+  if (size > MAX_BODY_BYTES) throw tooLarge();
+  return Buffer.concat(chunks);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Decodes UTF-8 strictly; undecodable bytes are a client error, not garbage. */
+export function decodeUtf8(raw: Buffer): string | undefined {
+  try {
+    return utf8.decode(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The media type of a request without parameters, lowercased ('' when absent). */
+export function mediaType(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Reads a JSON object body; an empty body counts as `{}`. */
+export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const raw = await readRawBody(req);
+  if (raw.length === 0) return {};
+  if (mediaType(req) !== 'application/json') {
+    throw new SandboxApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
+  }
+  const text = decodeUtf8(raw);
+  let parsed: unknown;
+  try {
+    if (text === undefined) throw new Error('not UTF-8');
+    parsed = JSON.parse(text);
+  } catch {
+    throw new SandboxApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw invalidRequest('The request body must be a JSON object.');
+  }
+  return parsed as Record<string, unknown>;
+}

@@ -1,0 +1,187 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SandboxCore } from '../../core.js';
+import { decodeUtf8, mediaType, readRawBody } from '../../http/body.js';
+import { SandboxApiError } from '../../http/errors.js';
+import { errorPage } from '../../http/html.js';
+import { sendHtml } from '../../http/send.js';
+import { randomId, secretsEqual } from '../../ids.js';
+import { userOfApp } from '../../model.js';
+import type { AppRecord } from '../../state/records.js';
+import { consentPage, type ConsentUser } from './consent-page.js';
+import { PageError, parseAuthorizationRequest, single, type AuthorizationRequest } from './request.js';
+
+/** Authorization codes expire 60 s after they are issued (docs/DECISIONS.md §2). */
+export const CODE_TTL_MS = 60_000;
+/** A consent page must be answered within ten minutes. */
+const REQUEST_TTL_MS = 600_000;
+/** Consent pages kept at once; past it the oldest is forgotten. */
+const MAX_REQUESTS = 1_000;
+const CONSENT_USER_LIMIT = 200;
+
+function consentUsers(core: SandboxCore, app: AppRecord): ConsentUser[] {
+  const users: ConsentUser[] = [];
+  for (const id of core.store.userIdsByApp.get(app.id) ?? []) {
+    const user = core.store.users.get(id);
+    if (user) users.push({ user, role: 'test user', subscription: core.store.subscription(app.id, id) });
+    if (users.length >= CONSENT_USER_LIMIT) break;
+  }
+  const developer = core.store.users.get(app.owner_id);
+  if (developer) users.push({ user: developer, role: 'developer' });
+  return users;
+}
+
+function showError(res: ServerResponse, error: unknown): void {
+  if (error instanceof PageError) {
+    return sendHtml(res, error.status, errorPage('Authorization failed', error.code, error.message));
+  }
+  if (error instanceof SandboxApiError) {
+    return sendHtml(res, error.status, errorPage('Authorization failed', error.code, error.message));
+  }
+  throw error;
+}
+
+/** `GET /oauth/authorize`: stores the validated request and shows the consent page (or the error). */
+export function showConsent(core: SandboxCore, _req: IncomingMessage, res: ServerResponse, url: URL): void {
+  let parsed: ReturnType<typeof parseAuthorizationRequest>;
+  try {
+    parsed = parseAuthorizationRequest(core, url.searchParams);
+  } catch (error) {
+    return showError(res, error);
+  }
+  const now = core.now();
+  for (const [id, r] of core.authRequests) {
+    if (r.expiresAt > now && core.authRequests.size < MAX_REQUESTS) break;
+    core.authRequests.delete(id);
+  }
+  const request: AuthorizationRequest = {
+    ...parsed,
+    id: randomId('areq', 16),
+    csrf: randomId('csrf', 24),
+    expiresAt: now + REQUEST_TTL_MS,
+  };
+  core.authRequests.set(request.id, request);
+  const users = consentUsers(core, request.app);
+  // Managing apps is the developer's business: preselect them when apps:write is asked for.
+  const selected = request.scopes.includes('apps:write') ? request.app.owner_id : users[0]?.user.id;
+  const ordered = [
+    ...users.filter((u) => u.user.id === selected),
+    ...users.filter((u) => u.user.id !== selected),
+  ];
+  const hidden = { request_id: request.id, csrf_token: request.csrf };
+  sendHtml(
+    res,
+    200,
+    consentPage({ app: request.app, scopes: request.scopes, users: ordered, selected, hidden }),
+  );
+}
+
+/** A browser sends `Origin` with every POST; only this sandbox's own pages may submit consent. */
+function checkOrigin(core: SandboxCore, req: IncomingMessage): void {
+  const origin = req.headers.origin;
+  const own = [`http://127.0.0.1:${core.port}`, `http://localhost:${core.port}`, `http://[::1]:${core.port}`];
+  if ((origin !== undefined && !own.includes(origin)) || req.headers['sec-fetch-site'] === 'cross-site') {
+    throw new PageError(
+      'access_denied',
+      'The consent form was sent from another site; nothing was issued.',
+      403,
+    );
+  }
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  const raw = await readRawBody(req);
+  if (mediaType(req) !== 'application/x-www-form-urlencoded') {
+    throw new PageError('invalid_request', 'Send the form as application/x-www-form-urlencoded.');
+  }
+  const text = decodeUtf8(raw);
+  if (text === undefined) throw new PageError('invalid_request', 'The form is not valid UTF-8.');
+  return new URLSearchParams(text);
+}
+
+/** The stored request the form names, once: a wrong or missing anti-CSRF token issues nothing. */
+function takeRequest(core: SandboxCore, form: URLSearchParams): AuthorizationRequest {
+  const id = single(form, 'request_id');
+  const request = id === null ? undefined : core.authRequests.get(id);
+  if (!request || request.expiresAt <= core.now()) {
+    throw new PageError(
+      'invalid_request',
+      'This consent page is unknown, already answered or expired; start the sign-in again.',
+    );
+  }
+  const csrf = single(form, 'csrf_token');
+  if (csrf === null || !secretsEqual(csrf, request.csrf)) {
+    throw new PageError(
+      'access_denied',
+      'The consent form lacks its anti-CSRF token; nothing was issued.',
+      403,
+    );
+  }
+  core.authRequests.delete(request.id);
+  return request;
+}
+
+/**
+ * `POST /oauth/authorize`: approve (302 with `code` and `state`) or deny (302 with
+ * `error=access_denied`). Everything but the person's choice comes from the stored request.
+ */
+export async function submitConsent(
+  core: SandboxCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  try {
+    checkOrigin(core, req);
+    const form = await readForm(req);
+    const decision = single(form, 'decision');
+    if (decision !== 'approve' && decision !== 'deny') {
+      throw new PageError('invalid_request', 'The "decision" must be "approve" or "deny".');
+    }
+    const request = takeRequest(core, form);
+    const target = new URL(request.redirectUri);
+    if (decision === 'deny') {
+      target.searchParams.set('error', 'access_denied');
+      target.searchParams.set('error_description', 'The user denied the request.');
+    } else {
+      const userId = single(form, 'user_id');
+      if (userId === null) throw new PageError('invalid_request', 'Choose a user to sign in as.');
+      let user;
+      try {
+        user = userOfApp(core, request.app, userId);
+      } catch {
+        throw new PageError('invalid_request', `The user "${userId}" cannot sign in to ${request.app.name}.`);
+      }
+      const code = randomId('code', 20);
+      core.codes.set(code, {
+        code,
+        app_id: request.app.id,
+        client_id: request.app.client_id,
+        redirect_uri: request.redirectUri,
+        user_id: user.id,
+        scopes: request.scopes,
+        code_challenge: request.codeChallenge,
+        expires_at: core.now() + CODE_TTL_MS,
+        used: false,
+        family: randomId('fam', 8),
+      });
+      core.deliveries.emitInBackground(request.app, 'user.authorized', {
+        user_id: user.id,
+        app_id: request.app.id,
+        scopes: request.scopes,
+      });
+      await core.store.sync();
+      target.searchParams.set('code', code);
+    }
+    if (request.state !== null) target.searchParams.set('state', request.state);
+    res.writeHead(302, { location: target.toString(), 'cache-control': 'no-store' });
+    res.end();
+  } catch (error) {
+    showError(res, error);
+  }
+}
+
+/** Removes codes and consent requests past their expiry (called periodically). */
+export function sweepCodes(core: SandboxCore): void {
+  const now = core.now();
+  for (const [code, record] of core.codes) if (record.expires_at <= now) core.codes.delete(code);
+  for (const [id, r] of core.authRequests) if (r.expiresAt <= now) core.authRequests.delete(id);
+}

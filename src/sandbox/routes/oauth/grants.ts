@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import type { SandboxCore } from '../../core.js';
+import { SandboxOAuthError } from '../../http/errors.js';
+import { secretsEqual } from '../../ids.js';
+import { issueTokens, revokeFamily, type TokenResponse } from '../../model.js';
+import type { AppRecord, Scope } from '../../state/records.js';
+import { PKCE_PATTERN } from './request.js';
+import { need } from './token-request.js';
+
+const invalidGrant = (message: string) => new SandboxOAuthError(400, 'invalid_grant', message);
+
+/** `grant_type=authorization_code`: single use, 60 s, bound to client, redirect URI and PKCE challenge. */
+export function exchangeCode(core: SandboxCore, app: AppRecord, fields: Map<string, string>): TokenResponse {
+  const code = need(fields, 'code');
+  const redirectUri = need(fields, 'redirect_uri');
+  const record = core.codes.get(code);
+  if (!record || record.client_id !== app.client_id)
+    throw invalidGrant('The authorization code is not valid.');
+  if (record.used) {
+    // RFC 6749 section 4.1.2: a replayed code revokes what it already granted.
+    revokeFamily(core, record.family);
+    throw invalidGrant('The authorization code was already used.');
+  }
+  if (record.expires_at <= core.now()) {
+    core.codes.delete(code);
+    throw invalidGrant('The authorization code has expired.');
+  }
+  if (record.redirect_uri !== redirectUri) {
+    throw invalidGrant('The redirect_uri does not match the authorization request.');
+  }
+  const verifier = fields.get('code_verifier');
+  if (record.code_challenge !== null) {
+    if (verifier === undefined) throw invalidGrant('The code_verifier is missing.');
+    if (!PKCE_PATTERN.test(verifier)) throw invalidGrant('The code_verifier is malformed.');
+    const computed = createHash('sha256').update(verifier, 'ascii').digest('base64url');
+    if (!secretsEqual(computed, record.code_challenge)) {
+      throw invalidGrant('The code_verifier does not match the code_challenge.');
+    }
+  } else if (verifier !== undefined) {
+    throw invalidGrant('A code_verifier was sent but the authorization had no code_challenge.');
+  }
+  record.used = true;
+  return issueTokens(core, app, record.user_id, record.scopes, record.family);
+}
+
+/**
+ * `grant_type=refresh_token`: the token rotates; the used one is kept as spent (on disk), so that its
+ * reuse — a sign of theft — ends the whole grant, also after a restart.
+ */
+export function refresh(core: SandboxCore, app: AppRecord, fields: Map<string, string>): TokenResponse {
+  const token = need(fields, 'refresh_token');
+  const record = core.store.tokens.get(token);
+  if (record?.kind === 'spent' && record.app_id === app.id) {
+    revokeFamily(core, record.family);
+    throw invalidGrant('The refresh token was already used.');
+  }
+  if (!record || record.kind !== 'refresh' || record.app_id !== app.id) {
+    throw invalidGrant('The refresh token is not valid.');
+  }
+  let scopes = record.scopes;
+  const requested = fields.get('scope');
+  if (requested !== undefined) {
+    const list = requested.split(' ').filter((s) => s !== '');
+    if (list.some((s) => !(record.scopes as string[]).includes(s))) {
+      throw new SandboxOAuthError(400, 'invalid_scope', 'A refresh cannot add scopes.');
+    }
+    scopes = list as Scope[];
+  }
+  core.store.commit({ op: 'token', v: { ...record, kind: 'spent' } });
+  return issueTokens(core, app, record.user_id, scopes, record.family);
+}

@@ -1,0 +1,48 @@
+import type { DeliverySource } from '../journal.js';
+
+/** One delivery's outcome, as `listen` prints it (one line, or one JSON object with --json). */
+export interface DeliveryReport {
+  time: string;
+  id: string;
+  event: string | null;
+  source: DeliverySource;
+  seq: number | null;
+  signature: 'valid' | 'invalid' | 'missing' | 'malformed';
+  status: 'forwarded' | 'failed' | 'refused' | 'received' | 'duplicate' | 'filtered' | 'pending';
+  response_status: number | null;
+  attempts: number;
+  reason: string | null;
+  latency_ms: number | null;
+}
+
+/** What the listen engine reports; one renderer prints these (the engine never prints). */
+export type ListenEvent =
+  | { type: 'secret'; secret: string; source: string }
+  | {
+      type: 'ready';
+      receiver: string | null;
+      relay: string | null;
+      forward_to: string | null;
+      /** The relay position this run resumed after (from the journal); null on a first run. */
+      resume_after: number | null;
+      /** The relay position now: deliveries after it are forwarded; null when the relay gave none. */
+      position: number | null;
+      /** Deliveries from an earlier run that wait to be forwarded (first). */
+      pending: number;
+      journal: string;
+    }
+  | { type: 'connected'; after: number | null }
+  | { type: 'reconnecting'; attempt: number; delay_ms: number; error: string }
+  | { type: 'received'; id: string; source: DeliverySource; seq: number | null }
+  | { type: 'verified'; report: DeliveryReport }
+  | { type: 'refused'; report: DeliveryReport }
+  | { type: 'duplicate'; report: DeliveryReport }
+  | { type: 'filtered'; report: DeliveryReport }
+  | { type: 'secret_refreshed'; changed: boolean }
+  | { type: 'target_down'; id: string; attempt: number; delay_ms: number; error: string; waiting: number }
+  | { type: 'target_up'; after_ms: number }
+  | { type: 'forwarded'; report: DeliveryReport }
+  | { type: 'forward_failed'; report: DeliveryReport; resend: string }
+  | { type: 'stopped'; pending: number }
+  | { type: 'warning'; message: string }
+  | { type: 'fatal'; message: string; status: number; hints?: string[] };

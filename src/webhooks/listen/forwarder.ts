@@ -1,0 +1,185 @@
+import type { Clock } from '../../clock.js';
+import { forwardDelivery, type ForwardResult } from '../forward.js';
+import { bodyBytes, type DeliveryLog, type ReceivedRecord, type StatusRecord } from '../journal.js';
+import type { DeliveryReport, ListenEvent } from './events.js';
+import { backoffMs, isRetryable, triesExhausted, type RetryPolicy } from './retry-policy.js';
+
+/** Settings of the forwarder. */
+export interface ForwarderOptions {
+  target: URL;
+  journal: DeliveryLog;
+  clock: Clock;
+  policy: RetryPolicy;
+  concurrency: number;
+  timeoutMs?: number;
+  /** The command that re-drives a failed delivery, as printed. */
+  resendHint(id: string): string;
+  emit(event: ListenEvent): void;
+  /** Told when the backlog went down (intake may read again). */
+  drained(): void;
+}
+
+interface Job {
+  record: ReceivedRecord;
+  report: DeliveryReport;
+  started: number;
+}
+
+/**
+ * Forwards journaled deliveries, `concurrency` at a time, in arrival order. A slot is held until the
+ * outcome is on disk, so a crash repeats at most `concurrency` forwards. While the target is down only
+ * one delivery (the probe) retries, with capped backoff; the others wait for it and go once it answers.
+ */
+export class Forwarder {
+  private readonly queue: Job[] = [];
+  private active = 0;
+  private down: { since: number; failures: number; probe: Job | undefined } | undefined;
+  private readonly up = new Set<() => void>();
+  private readonly idle = new Set<() => void>();
+  private readonly stopping = new AbortController();
+
+  constructor(private readonly o: ForwarderOptions) {}
+
+  /** Deliveries queued or being forwarded. */
+  get backlog(): number {
+    return this.queue.length + this.active;
+  }
+
+  /** Queues a journaled delivery. */
+  push(record: ReceivedRecord, report: DeliveryReport, started: number): void {
+    this.queue.push({ record, report, started });
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.stopping.signal.aborted && this.active < this.o.concurrency && this.queue.length > 0) {
+      const job = this.queue.shift()!;
+      this.active += 1;
+      void this.run(job).finally(() => {
+        this.active -= 1;
+        this.o.drained();
+        if (this.active === 0) {
+          for (const r of this.idle) r();
+          this.idle.clear();
+        }
+        this.pump();
+      });
+    }
+  }
+
+  private async run(job: Job): Promise<void> {
+    const { policy, clock } = this.o;
+    let attempts = 0;
+    for (;;) {
+      if (this.stopping.signal.aborted) return; // stays "received": forwarded on the next start
+      if (this.down && this.down.probe !== job) {
+        if (this.down.probe) {
+          await new Promise<void>((r) => this.up.add(r));
+          continue;
+        }
+        this.down.probe = job;
+      }
+      attempts += 1;
+      const result = await forwardDelivery(this.o.target, bodyBytes(job.record), job.record.headers, {
+        timeoutMs: this.o.timeoutMs,
+      });
+      if (result.ok || !isRetryable(result)) {
+        this.markUp();
+        return this.settle(job, attempts, result);
+      }
+      if (triesExhausted(policy, attempts)) {
+        if (this.down?.probe === job) this.handOver();
+        return this.settle(job, attempts, result);
+      }
+      this.down ??= { since: clock.now(), failures: 0, probe: job };
+      if (this.down.probe !== job) continue;
+      this.down.failures += 1;
+      const delay = backoffMs(policy, this.down.failures);
+      this.o.emit({
+        type: 'target_down',
+        id: job.record.id,
+        attempt: attempts,
+        delay_ms: delay,
+        error: result.error ?? `HTTP ${result.status}`,
+        waiting: this.backlog,
+      });
+      try {
+        await clock.sleep(delay, this.stopping.signal);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  private markUp(): void {
+    if (!this.down) return;
+    this.o.emit({ type: 'target_up', after_ms: this.o.clock.now() - this.down.since });
+    this.down = undefined;
+    this.wake();
+  }
+
+  /** The probe is leaving (it failed for good): the next waiting delivery probes. */
+  private handOver(): void {
+    if (this.down) this.down.probe = undefined;
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiting = [...this.up];
+    this.up.clear();
+    for (const r of waiting) r();
+  }
+
+  /** Journals the outcome, then reports it; the slot stays taken until it is on disk. */
+  private async settle(job: Job, attempts: number, result: ForwardResult): Promise<void> {
+    const { record, report } = job;
+    const at = new Date(this.o.clock.now()).toISOString();
+    const error = result.ok ? undefined : (result.error ?? `HTTP ${result.status}`);
+    const status: StatusRecord = {
+      t: 'status',
+      id: record.id,
+      at,
+      status: result.ok ? 'forwarded' : 'failed',
+      attempts,
+      ...(result.status !== null ? { response_status: result.status } : {}),
+      ...(error ? { error } : {}),
+      forward_to: this.o.target.href,
+    };
+    // An outcome not on disk would make the next start forward the delivery again: keep trying.
+    for (let n = 1; ; n++) {
+      try {
+        await this.o.journal.append(status);
+        break;
+      } catch (err) {
+        if (n === 1)
+          this.o.emit({
+            type: 'warning',
+            message: `Journal: ${(err as Error).message}; the outcome of ${record.id} is written once it can be.`,
+          });
+        try {
+          await this.o.clock.sleep(backoffMs(this.o.policy, n), this.stopping.signal);
+        } catch {
+          break;
+        }
+      }
+    }
+    const done = { ...report, attempts, response_status: result.status, time: at };
+    if (result.ok) {
+      const latency = Math.max(0, this.o.clock.now() - job.started);
+      this.o.emit({ type: 'forwarded', report: { ...done, status: 'forwarded', latency_ms: latency } });
+    } else {
+      this.o.emit({
+        type: 'forward_failed',
+        report: { ...done, status: 'failed', reason: error ?? null },
+        resend: this.o.resendHint(record.id),
+      });
+    }
+  }
+
+  /** Stops starting forwards and cuts waits short; resolves when the forwards in flight are settled. */
+  async stop(): Promise<void> {
+    this.stopping.abort(new Error('stopping'));
+    this.wake();
+    while (this.active > 0) await new Promise<void>((r) => this.idle.add(r));
+  }
+}

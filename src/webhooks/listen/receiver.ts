@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { guardLocalHost } from '../../platform/local-host.js';
+import { deliveryHeaders } from '../forward.js';
+import type { Arrival, Verdict } from './intake.js';
+
+/** The largest delivery body the local receiver takes. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The request body's bytes; rejects with "too_large" past MAX_BODY_BYTES (the rest is drained). */
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      const over = size > MAX_BODY_BYTES;
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else if (!over) {
+        chunks.length = 0; // the rest is read and dropped
+        reject(new Error('too_large'));
+      }
+    });
+    req.once('end', () => size <= MAX_BODY_BYTES && resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('aborted', () => reject(new Error('aborted')));
+  });
+}
+
+/** A running local receiver. */
+export interface Receiver {
+  url: string;
+  /** Stops taking connections; `force` also ends the open ones and waits until all are closed. */
+  close(force?: boolean): Promise<void>;
+}
+
+/**
+ * The local receiver on 127.0.0.1: any path, POST only, a loopback Host only. Each delivery is
+ * answered after `take` settled it: 202 journaled, 200 duplicate, 401/400 refused, 503 when the
+ * journal could not be written (the sender's retry is then taken as new).
+ */
+export async function startReceiver(input: {
+  port: number;
+  host?: string;
+  take(arrival: Arrival): Promise<Verdict>;
+  stopping(): boolean;
+  received(id: string): void;
+}): Promise<Receiver> {
+  let port = input.port;
+  const answer = (res: http.ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (!guardLocalHost(req, res, port)) return;
+    if (req.method !== 'POST') {
+      res.setHeader('allow', 'POST');
+      return answer(res, 405, { error: { code: 'method_not_allowed', message: 'Deliveries are POSTed.' } });
+    }
+    if (input.stopping())
+      return answer(res, 503, { error: { code: 'shutting_down', message: 'mkt is stopping.' } });
+    let body: Buffer;
+    try {
+      body = await readBody(req);
+    } catch (err) {
+      if ((err as Error).message !== 'too_large') return;
+      return answer(res, 413, {
+        error: { code: 'payload_too_large', message: 'Deliveries are at most 1 MiB.' },
+      });
+    }
+    const headers = deliveryHeaders(req.headers);
+    const id = headers['x-marketplace-delivery'] || `local_${randomBytes(8).toString('hex')}`;
+    input.received(id);
+    let verdict: Verdict;
+    try {
+      verdict = await input.take({ source: 'local', id, headers, body });
+    } catch (err) {
+      res.setHeader('retry-after', '5');
+      return answer(res, 503, { error: { code: 'journal_failed', message: (err as Error).message }, id });
+    }
+    if (verdict.status === 'refused') {
+      const status = verdict.reason.endsWith('signature') ? 401 : 400;
+      return answer(res, status, { error: { code: verdict.reason, message: verdict.message }, id });
+    }
+    answer(res, verdict.status === 'duplicate' ? 200 : 202, { id, status: verdict.status });
+  };
+  const server = http.createServer((req, res) => void handle(req, res));
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(input.port, input.host ?? '127.0.0.1', () => resolve());
+  });
+  const a = server.address() as AddressInfo;
+  port = a.port;
+  const closed = new Promise<void>((r) => server.once('close', () => r()));
+  let closing = false;
+  return {
+    url: `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}/`,
+    close: async (force = false) => {
+      if (!closing) server.close();
+      closing = true;
+      if (!force) return server.closeIdleConnections();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import type { Output } from '../../output/output.js';
+import type { DeliveryReport, ListenEvent } from './events.js';
+
+/**
+ * The one renderer of listen's events: with --json, deliveries and `ready` as JSON lines on stdout
+ * (progress as JSON lines on stderr); else one line per delivery on stdout and progress on stderr.
+ * Delivery lines go out in one write per turn of the event loop. `flush` writes what is left.
+ */
+export function listenRenderer(
+  out: Output,
+  options: { json: boolean; appId: string | undefined },
+): { render(event: ListenEvent): void; flush(): void } {
+  let batch = '';
+  let history = 0;
+  let forwarding = false;
+  const flush = () => {
+    if (batch) out.data(batch);
+    batch = '';
+  };
+  const data = (text: string) => {
+    if (!batch) setImmediate(flush);
+    batch += `${text}\n`;
+    if (batch.length > 65_536) flush();
+  };
+  const render = (e: ListenEvent): void => {
+    if (options.json) {
+      if (e.type === 'ready' || e.type === 'secret' || 'report' in e)
+        data(
+          JSON.stringify(
+            'report' in e ? { type: e.type, ...e.report, ...('resend' in e ? { resend: e.resend } : {}) } : e,
+          ),
+        );
+      else if (e.type !== 'received' && e.type !== 'connected') out.info(JSON.stringify(e));
+      return;
+    }
+    switch (e.type) {
+      case 'secret':
+        data(e.secret);
+        out.info(`(signing secret from ${e.source})`);
+        return;
+      case 'ready': {
+        forwarding = e.forward_to !== null;
+        const where = [
+          e.relay
+            ? `the relay stream of ${options.appId}${e.resume_after !== null ? ` (resuming after #${e.resume_after})` : e.position !== null ? ` (new deliveries after #${e.position})` : ''}`
+            : null,
+          e.receiver,
+        ].filter(Boolean);
+        out.info(`Receiving on ${where.join(' and ')}`);
+        out.info(
+          e.forward_to
+            ? `Forwarding to ${e.forward_to}`
+            : 'Not forwarding (no --forward-to): deliveries are verified and journaled only.',
+        );
+        out.info(
+          e.pending === 0
+            ? 'No deliveries from an earlier run are waiting.'
+            : e.forward_to
+              ? `${e.pending} ${e.pending === 1 ? 'delivery' : 'deliveries'} from an earlier run ${e.pending === 1 ? 'is' : 'are'} waiting; forwarded first, to ${e.forward_to}.`
+              : `${e.pending} ${e.pending === 1 ? 'delivery' : 'deliveries'} from an earlier run wait for a listen with --forward-to.`,
+        );
+        out.success(`Ready. ${out.dim(`Journal: ${e.journal}   Ctrl-C to stop.`)}`);
+        return;
+      }
+      case 'connected':
+        if (e.after !== null) out.info(out.dim(`Relay connected (after #${e.after}).`));
+        return;
+      case 'reconnecting':
+        out.warn(
+          `Relay connection lost (${e.error}); reconnecting in ${(e.delay_ms / 1000).toFixed(1)} s (attempt ${e.attempt}).`,
+        );
+        return;
+      case 'target_down':
+        out.warn(
+          `The forward target is not taking deliveries (${e.error}); ${e.waiting} waiting, trying again in ${(e.delay_ms / 1000).toFixed(1)} s.`,
+        );
+        return;
+      case 'target_up':
+        out.info(
+          `The forward target answers again (after ${(e.after_ms / 1000).toFixed(1)} s); forwarding what waited.`,
+        );
+        return;
+      case 'secret_refreshed':
+        if (e.changed) out.info('The signing secret was rotated; verifying with the new one.');
+        return;
+      case 'stopped':
+        flush();
+        out.info(
+          `Journal flushed.${e.pending ? ` ${e.pending} ${e.pending === 1 ? 'delivery waits' : 'deliveries wait'} to be forwarded on the next start.` : ''} Bye.`,
+        );
+        return;
+      case 'warning':
+        out.warn(e.message);
+        return;
+      case 'fatal':
+      case 'received':
+        return;
+      case 'filtered':
+        if (e.report.reason !== 'history') return data(line(e.report));
+        if (++history === 1)
+          out.info(
+            out.dim(
+              'Older relay deliveries (before this first run) are journaled, not forwarded: mkt webhooks deliveries --status filtered',
+            ),
+          );
+        return;
+      case 'verified':
+        if (!forwarding) data(line(e.report));
+        return;
+      case 'forward_failed':
+        data(`${line(e.report)}  retry: ${e.resend}`);
+        return;
+      default:
+        data(line(e.report));
+    }
+  };
+  return { render, flush };
+}
+
+function line(r: DeliveryReport): string {
+  return [
+    r.time.slice(11, 19),
+    (r.event ?? '-').padEnd(22),
+    r.id,
+    r.source,
+    `signature:${r.signature}`,
+    r.status === 'forwarded'
+      ? `→ ${r.response_status}${r.attempts > 1 ? ` after ${r.attempts} tries` : ''}`
+      : r.status + (r.reason ? ` (${r.reason})` : ''),
+  ].join('  ');
+}

@@ -1,0 +1,132 @@
+import type { Deps } from '../deps.js';
+import { CheckFailedError, MktError, UsageError } from '../errors.js';
+
+/** What `mkt webhooks resend` was asked: one delivery by id, or every failed one. */
+export interface ResendInput {
+  appId: string | undefined;
+  id?: string;
+  allFailed?: boolean;
+  forwardTo?: string;
+  secretEnv?: string;
+}
+
+/** The outcome of one resend. */
+export interface ResendResult {
+  id: string;
+  event: string | null;
+  forward_to: string;
+  ok: boolean;
+  response_status: number | null;
+  error: string | null;
+}
+
+/**
+ * Forwards journaled deliveries again with their exact bytes and headers, and journals the outcome.
+ * A delivery refused for its signature is verified again with the app's current secret first.
+ */
+export async function resend(deps: Deps, input: ResendInput): Promise<ResendResult[]> {
+  const { appendRecord, bodyBytes, journalDir, readJournal, receivedRecord, summarize } =
+    await import('./journal.js');
+  const { forwardDelivery } = await import('./forward.js');
+  const { lockHolder } = await import('./lock.js');
+  const { dataDir } = await import('../paths.js');
+  const { appId } = input;
+  const app = appId ? ` --app ${appId}` : '';
+  const dir = journalDir(dataDir(deps.env), appId);
+  const records = await readJournal(dir);
+  const summaries = summarize(records);
+  const chosen = input.allFailed
+    ? summaries.filter((s) => s.status === 'failed')
+    : summaries.filter((s) => s.id === input.id);
+  if (!input.allFailed && chosen.length === 0) {
+    throw new MktError('delivery_not_found', `No delivery ${input.id} in the journal ${dir}.`, 1, {
+      hints: [`mkt webhooks deliveries${app}`, ...(appId ? [] : ['mkt webhooks resend ID --app APP_ID'])],
+    });
+  }
+  const holder = await lockHolder(dir);
+  const results: ResendResult[] = [];
+  for (const summary of chosen) {
+    const received = receivedRecord(records, summary.id)!;
+    if (summary.status === 'refused') {
+      if (summary.reason !== 'bad_signature')
+        throw new UsageError(
+          `Delivery ${summary.id} was refused (${summary.reason}); it is never forwarded.`,
+        );
+      await verifyAgain(deps, input, summary.id, bodyBytes(received), received.headers);
+    }
+    if (summary.status === 'received' && holder?.forward_to) {
+      // A listener that forwards owns every delivery still "received": it has it queued or is
+      // retrying it. Resending now would race its forward.
+      throw new MktError(
+        'delivery_pending',
+        `Delivery ${summary.id} is still being forwarded to ${holder.forward_to} by \`mkt webhooks listen\` (pid ${holder.pid}); it retries it until it is forwarded or failed.`,
+        1,
+        {
+          hints: [
+            `mkt webhooks deliveries${app}   (see when it is forwarded or failed)`,
+            `mkt webhooks resend ${summary.id}${app}   (after that, or once the listener is stopped)`,
+          ],
+        },
+      );
+    }
+    const target = input.forwardTo ?? summary.forward_to;
+    if (!target) throw new UsageError(`Delivery ${summary.id} was never forwarded; pass --forward-to URL.`);
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      throw new UsageError(`--forward-to "${target}" is not a URL.`);
+    }
+    const result = await forwardDelivery(url, bodyBytes(received), received.headers);
+    const error = result.ok ? null : (result.error ?? `HTTP ${result.status}`);
+    await appendRecord(dir, {
+      t: 'status',
+      id: summary.id,
+      at: new Date(deps.clock.now()).toISOString(),
+      status: result.ok ? 'forwarded' : 'failed',
+      attempts: 1,
+      ...(result.status !== null ? { response_status: result.status } : {}),
+      ...(error ? { error } : {}),
+      forward_to: url.href,
+    });
+    results.push({
+      id: summary.id,
+      event: summary.event,
+      forward_to: url.href,
+      ok: result.ok,
+      response_status: result.status,
+      error,
+    });
+  }
+  return results;
+}
+
+/** Verifies refused bytes with the current secret (read again unless given explicitly). */
+async function verifyAgain(
+  deps: Deps,
+  input: ResendInput,
+  id: string,
+  body: Buffer,
+  headers: Record<string, string>,
+): Promise<void> {
+  const { fetchWebhookSecret, resolveWebhookSecret } = await import('./secret.js');
+  const { checkDelivery } = await import('./signature.js');
+  const explicit = input.secretEnv !== undefined || deps.env.MKT_WEBHOOK_SECRET !== undefined;
+  const secret =
+    input.appId && !explicit
+      ? await fetchWebhookSecret(deps, input.appId)
+      : (await resolveWebhookSecret(deps, { appId: input.appId, secretEnv: input.secretEnv })).secret;
+  const check = checkDelivery({
+    secret,
+    body,
+    signature: headers['x-marketplace-signature'],
+    now: deps.clock.now(),
+  });
+  if (!check.ok) {
+    throw new CheckFailedError(
+      check.reason,
+      `Delivery ${id} does not verify with the current signing secret either (${check.message}); it is not forwarded.`,
+      { hints: ['mkt webhooks listen --print-secret   (the secret listen verifies with)'] },
+    );
+  }
+}
