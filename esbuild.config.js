@@ -49,7 +49,6 @@ function __mktLazy(load) {
     },
   );
 }
-const lazy = __mktLazy;
 
 rmSync('dist', { recursive: true, force: true });
 await build({
@@ -73,7 +72,7 @@ await build({
     js: [
       "import { createRequire as __mktCreateRequire } from 'node:module';",
       'const require = __mktCreateRequire(import.meta.url);',
-      lazy.toString(),
+      __mktLazy.toString(),
     ].join('\n'),
   },
   plugins: [
