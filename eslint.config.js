@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'oclif.manifest.json'] },
+  { ignores: ['build/', 'dist/', 'node_modules/', 'coverage/', 'oclif.manifest.json'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

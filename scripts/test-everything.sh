@@ -25,6 +25,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 npm ci --no-audit --no-fund
+# Node 22 and 24 for test/package (the binary inside the registry's package; kept apart so that
+# their `node` never shadows this one on the PATH of npm scripts).
+npm ci --prefix test/package/node-versions --no-audit --no-fund
 npm run lint
 npm run typecheck
 npm run clean

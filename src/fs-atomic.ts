@@ -1,6 +1,5 @@
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { randomBytes } from 'node:crypto';
 
 /** Writes a file so that readers see the old or the new content, never a torn one (tmp + fsync + rename). */
 export async function writeFileAtomic(
@@ -9,6 +8,8 @@ export async function writeFileAtomic(
   options: { mode?: number; dirMode?: number } = {},
 ): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: options.dirMode ?? 0o700 });
+  // Imported here, not at the top: loading node:crypto is a visible part of every start (BENCHMARKS.md).
+  const { randomBytes } = await import('node:crypto');
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(tmp, 'w', options.mode ?? 0o600);
   try {

@@ -1,5 +1,4 @@
 import type { Profile } from '../auth/login.js';
-import { notLoggedIn } from '../auth/status.js';
 import type { Deps } from '../deps.js';
 import { MktError, UsageError } from '../errors.js';
 
@@ -20,7 +19,8 @@ const USABLE_STATUSES = new Set(['active', 'trialing']);
 
 /** `GET /whoami`: the profile of whoever the credential belongs to. */
 export async function whoami(deps: Deps): Promise<Profile> {
-  if (!(await deps.session.credential())) throw await notLoggedIn(deps);
+  // auth/status (and the sign-in code it imports: an HTTP server, PKCE, prompts) only when needed.
+  if (!(await deps.session.credential())) throw await (await import('../auth/status.js')).notLoggedIn(deps);
   const res = await deps.api.get<Profile>('/whoami');
   if (!isObject(res.data)) throw new MktError('bad_response', 'GET /whoami did not answer a JSON object.');
   return res.data;
@@ -32,7 +32,7 @@ export async function entitlements(deps: Deps, input: { user?: string }): Promis
     throw new UsageError(`"${input.user}" is not a user id (usr_…).`, { code: 'invalid_user_id' });
   }
   const credential = await deps.session.credential();
-  if (!credential) throw await notLoggedIn(deps);
+  if (!credential) throw await (await import('../auth/status.js')).notLoggedIn(deps);
   if (credential.kind !== 'token' && !input.user) {
     throw new UsageError('With an API key, name the user: --user usr_….', {
       code: 'user_required',
