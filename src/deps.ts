@@ -1,17 +1,17 @@
+import { DEFAULT_SITE_URL } from './wire.js';
 import type { Readable, Writable } from 'node:stream';
 import { ApiClient } from './api/client.js';
 import { Session } from './auth/session.js';
-import { openBrowser } from './browser.js';
-import { systemClock, type Clock } from './clock.js';
+import { openBrowser } from './platform/browser.js';
+import { systemClock, type Clock } from './platform/clock.js';
 import { checkConfigDir, ConfigStore } from './config/store.js';
 import { AutoStore } from './credentials/store.js';
 import { UsageError } from './errors.js';
 import { Output } from './output/output.js';
-import { configDir } from './paths.js';
-import { userAgent } from './version.js';
+import { configDir } from './platform/paths.js';
+import { userAgent } from './platform/version.js';
 
 /** Where the sandbox listens by default, and so the site used when nothing else is set. */
-export const DEFAULT_SITE_URL = 'http://127.0.0.1:7878';
 
 /** Everything domain code may touch, built once per command (docs/CONTRIBUTING.md: no globals). */
 export interface Deps {

@@ -1,5 +1,6 @@
+import { HEADER } from '../wire.js';
 import { ApiError, AuthError, MktError, RateLimitError, UnreachableError } from '../errors.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../platform/clock.js';
 import { Pacer, limitFor } from './pacer.js';
 import { redactBody, redactHeaders } from './redact.js';
 import {
@@ -23,7 +24,7 @@ export function credentialHeaders(credential: Credential | null): Record<string,
   if (!credential) return {};
   return credential.kind === 'token'
     ? { authorization: `Bearer ${credential.secret}` }
-    : { 'x-api-key': credential.secret };
+    : { [HEADER.apiKey]: credential.secret };
 }
 
 /** What the client learned about a site's OAuth server (docs/DECISIONS.md §4), remembered per site. */

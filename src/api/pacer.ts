@@ -1,9 +1,10 @@
-import type { Clock } from '../clock.js';
+import { RATE_LIMITS } from '../wire.js';
+import type { Clock } from '../platform/clock.js';
 
-/** Requests per minute allowed for a credential (docs/DECISIONS.md §1: test 100, live 1,000); tokens are not paced. */
+/** Requests per minute allowed for a credential (docs/INTERFACE.md §8); tokens are not paced. */
 export function limitFor(secret: string | undefined): number | undefined {
-  if (secret?.startsWith('test_')) return 100;
-  if (secret?.startsWith('live_')) return 1000;
+  if (secret?.startsWith('test_')) return RATE_LIMITS.test;
+  if (secret?.startsWith('live_')) return RATE_LIMITS.live;
   return undefined;
 }
 

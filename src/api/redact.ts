@@ -1,7 +1,14 @@
+import { HEADER } from '../wire.js';
 /** Secret shapes the marketplace uses; any string that looks like one is redacted in logs. */
 const SECRET_VALUE = /\b(at_|rt_|test_|live_|whsec_|cs_|code_)[A-Za-z0-9_-]{4,}/g;
 const SECRET_KEY = /(secret|token|password|authorization|api[-_]?key|code_verifier|signature)/i;
-const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'set-cookie']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  HEADER.apiKey,
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+]);
 
 /** Replaces every secret-looking value in free text. */
 export function redactText(text: string): string {

@@ -3,7 +3,7 @@ import { describeSiteSource, type Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
 import { AuthError, MktError, UsageError } from '../errors.js';
 import { readInput } from '../platform/input.js';
-import { promptSecret } from '../prompts.js';
+import { promptSecret } from '../platform/prompts.js';
 import { type AuthorizationResponse, parseAuthorizationResponse, startCallbackListener } from './loopback.js';
 import { newAuthorizationSecrets } from './pkce.js';
 import { markSignedIn } from './profiles.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { ApiResponse, AuthSource, Credential } from '../api/client.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../platform/clock.js';
 import type { CredentialStore } from '../credentials/store.js';
 import { accounts } from '../credentials/accounts.js';
 import { ApiError, AuthError, MktError, UsageError } from '../errors.js';

@@ -1,7 +1,7 @@
 import { chmod, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SiteInfo } from '../api/client.js';
-import { writeFileAtomic } from '../fs-atomic.js';
+import { writeFileAtomic } from '../platform/fs-atomic.js';
 import { MktError, UsageError } from '../errors.js';
 
 /** A setting users may store per profile, with its validation. */

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../fs-atomic.js';
+import { writeFileAtomic } from '../platform/fs-atomic.js';
 import { MktError, UsageError } from '../errors.js';
 import { sessionBusAnswers } from './dbus-probe.js';
 

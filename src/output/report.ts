@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { toMktError, type MktError } from '../errors.js';
-import { DeclinedError } from '../prompts.js';
+import { DeclinedError } from '../platform/prompts.js';
 
 /**
  * Prints an error the one way mkt prints errors: `{"error": {code, message, hints}}` on stdout with

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
-import { parseMoney, type Money } from '../money.js';
+import { parseMoney, type Money } from './money.js';
 import { resolveAppId } from '../apps/resolve.js';
 
 /** A pricing plan as the API answers it (unknown extra fields are kept). */

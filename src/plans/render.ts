@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { Column } from '../output/output.js';
-import { formatMoney } from '../money.js';
+import { formatMoney } from './money.js';
 import type { Plan } from './plans.js';
 
 /** Kinds as users type them (the wire says one_time). */

@@ -2,7 +2,7 @@ import { unlinkSync, readFileSync } from 'node:fs';
 import { link, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Clock } from '../clock.js';
+import type { Clock } from './clock.js';
 import { MktError } from '../errors.js';
 
 /** What a lock file holds: which process holds it, since when, on which host, plus the holder's own fields. */

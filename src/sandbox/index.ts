@@ -1,3 +1,4 @@
+import { DEFAULT_SANDBOX_PORT } from '../wire.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SandboxCore } from './core.js';
@@ -10,7 +11,6 @@ import { Deliveries } from './webhooks/deliveries.js';
 import { Relay } from './webhooks/relay.js';
 
 /** The port `mkt sandbox start` listens on unless told otherwise. */
-export const DEFAULT_SANDBOX_PORT = 7878;
 
 /** How to run the sandbox; only `dataDir` is required. */
 export interface SandboxOptions {

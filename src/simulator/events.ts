@@ -1,16 +1,9 @@
 import type { Deps } from '../deps.js';
 import { AuthError, UsageError } from '../errors.js';
 
-/** The published event kinds (interface section 6). */
-export const EVENT_NAMES = [
-  'user.authorized',
-  'subscription.created',
-  'subscription.cancelled',
-  'user.revoked',
-] as const;
+import { EVENT_NAMES, type EventName } from '../wire.js';
 
-/** An event kind. */
-export type EventName = (typeof EVENT_NAMES)[number];
+export { EVENT_NAMES, type EventName };
 
 type FieldKind = 'string' | 'string[]' | 'timestamp';
 

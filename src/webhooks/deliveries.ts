@@ -15,7 +15,7 @@ export async function listDeliveries(
   input: DeliveriesInput,
 ): Promise<{ dir: string; rows: DeliverySummary[] }> {
   const { journalDir, readJournal, summarize } = await import('./journal.js');
-  const { dataDir } = await import('../paths.js');
+  const { dataDir } = await import('../platform/paths.js');
   const dir = journalDir(dataDir(deps.env), input.appId);
   const rows = summarize(await readJournal(dir))
     .filter((d) => !input.event || d.event === input.event)

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { VERSION } from '../version.js';
+import { VERSION } from '../platform/version.js';
 
 /** Headers that belong to one hop and are never forwarded (RFC 9110 section 7.6.1), plus Host. */
 const HOP_BY_HOP = new Set([

@@ -1,3 +1,4 @@
+import { HEADER } from '../wire.js';
 import { StringDecoder } from 'node:string_decoder';
 import type { StreamResponse } from '../api/transport.js';
 import { ExitCode } from '../errors.js';
@@ -271,7 +272,7 @@ export class RelayConnection {
       for (const [k, v] of Object.entries(d.headers as Record<string, unknown>)) {
         if (typeof v === 'string') headers[k.toLowerCase()] = v;
       }
-      const id = typeof d.delivery_id === 'string' ? d.delivery_id : headers['x-marketplace-delivery'];
+      const id = typeof d.delivery_id === 'string' ? d.delivery_id : headers[HEADER.delivery];
       if (!id) throw new Error('no id');
       const seq = m.id !== undefined && /^\d+$/.test(m.id) ? Number(m.id) : undefined;
       this.on.delivery({ seq, id, headers, body: d.body });

@@ -1,3 +1,4 @@
+import { HEADER } from '../wire.js';
 import type { Deps } from '../deps.js';
 import { CheckFailedError, MktError, UsageError } from '../errors.js';
 
@@ -29,7 +30,7 @@ export async function resend(deps: Deps, input: ResendInput): Promise<ResendResu
     await import('./journal.js');
   const { forwardDelivery } = await import('./forward.js');
   const { lockHolder } = await import('../platform/lock-file.js');
-  const { dataDir } = await import('../paths.js');
+  const { dataDir } = await import('../platform/paths.js');
   const { appId } = input;
   const app = appId ? ` --app ${appId}` : '';
   const dir = journalDir(dataDir(deps.env), appId);
@@ -119,7 +120,7 @@ async function verifyAgain(
   const check = checkDelivery({
     secret,
     body,
-    signature: headers['x-marketplace-signature'],
+    signature: headers[HEADER.signature],
     now: deps.clock.now(),
   });
   if (!check.ok) {

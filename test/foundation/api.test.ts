@@ -274,7 +274,7 @@ describe('token endpoint discovery', () => {
     });
     const { ApiClient } = await import('../../src/api/client.js');
     const { ConfigStore } = await import('../../src/config/store.js');
-    const { systemClock } = await import('../../src/clock.js');
+    const { systemClock } = await import('../../src/platform/clock.js');
     const config = new ConfigStore(dir.path);
     const client = () =>
       new ApiClient({
@@ -302,7 +302,7 @@ describe('token endpoint discovery', () => {
       json(res, 200, { refresh_token: 'rt_secretNeverShown', note: 'half done' }),
     );
     const { ApiClient } = await import('../../src/api/client.js');
-    const { systemClock } = await import('../../src/clock.js');
+    const { systemClock } = await import('../../src/platform/clock.js');
     const client = new ApiClient({ siteUrl: s.url, env: {}, clock: systemClock, userAgent: 'test' });
     const failed = client.tokenRequest({ grant_type: 'authorization_code', code: 'c' });
     await expect(failed).rejects.toMatchObject({

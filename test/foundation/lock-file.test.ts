@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { withFileLock } from '../../src/platform/lock-file.js';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/platform/clock.js';
 import { tempDir } from '../support/cli.js';
 
 /** A clock that only moves when someone sleeps on it. */

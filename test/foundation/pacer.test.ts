@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Pacer, limitFor } from '../../src/api/pacer.js';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/platform/clock.js';
 
 /** A clock that only moves when something sleeps on it. */
 function manualClock(): Clock & { slept: number[] } {

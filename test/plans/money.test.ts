@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatMoney, minorUnits, parseMoney } from '../../src/money.js';
+import { formatMoney, minorUnits, parseMoney } from '../../src/plans/money.js';
 import { slugify } from '../../src/plans/plans.js';
 
 describe('parseMoney: a decimal price in minor units, with the currency’s own decimals', () => {

@@ -2,7 +2,7 @@ import { BaseCommand } from '../../base-command.js';
 import { deleteApp } from '../../apps/apps.js';
 import { resolveAppId } from '../../apps/resolve.js';
 import { flags } from '../../flags.js';
-import { confirmAction } from '../../prompts.js';
+import { confirmAction } from '../../platform/prompts.js';
 
 export default class AppsDelete extends BaseCommand<typeof AppsDelete> {
   static summary = 'Delete an application, with its plans and API keys.';

@@ -3,7 +3,7 @@ import { BaseCommand } from '../../base-command.js';
 import { rotateSecret } from '../../apps/apps.js';
 import { resolveAppId } from '../../apps/resolve.js';
 import { flags } from '../../flags.js';
-import { confirmAction } from '../../prompts.js';
+import { confirmAction } from '../../platform/prompts.js';
 
 export default class AppsRotateSecret extends BaseCommand<typeof AppsRotateSecret> {
   static summary = "Replace an app's client secret or webhook signing secret.";

@@ -3,7 +3,7 @@ import { BaseCommand } from '../../base-command.js';
 import { resolveAppId } from '../../apps/resolve.js';
 import { flags } from '../../flags.js';
 import { checkKeyId, revokeKey } from '../../keys/keys.js';
-import { confirmAction } from '../../prompts.js';
+import { confirmAction } from '../../platform/prompts.js';
 
 export default class KeysRevoke extends BaseCommand<typeof KeysRevoke> {
   static summary = 'Revoke an API key; requests made with it fail from then on.';

@@ -3,7 +3,7 @@ import { BaseCommand } from '../../base-command.js';
 import { resolveAppId } from '../../apps/resolve.js';
 import { flags } from '../../flags.js';
 import { checkPlanId, deletePlan } from '../../plans/plans.js';
-import { confirmAction } from '../../prompts.js';
+import { confirmAction } from '../../platform/prompts.js';
 
 export default class PlansDelete extends BaseCommand<typeof PlansDelete> {
   static summary = 'Delete a pricing plan; a plan with subscribers is archived instead.';

@@ -2,7 +2,8 @@ import { Flags } from '@oclif/core';
 import { join } from 'node:path';
 import { BaseCommand } from '../../base-command.js';
 import { MktError } from '../../errors.js';
-import { dataDir } from '../../paths.js';
+import { dataDir } from '../../platform/paths.js';
+import { DEFAULT_SANDBOX_PORT, DEFAULT_SITE_URL } from '../../wire.js';
 
 export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
   static summary = 'Run the built-in local marketplace on 127.0.0.1.';
@@ -17,7 +18,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
   static flags = {
     port: Flags.integer({
       description: 'port on 127.0.0.1 (0 = any free port)',
-      default: 7878,
+      default: DEFAULT_SANDBOX_PORT,
       min: 0,
       max: 65535,
     }),
@@ -79,7 +80,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
         ['Plans', seed.plans.map((p) => `${p.id} (${p.kind})`).join(', ')],
         ['Test users', seed.users.map((u) => `${u.id} ${u.email} ${u.plan}/${u.status}`).join('; ')],
       ]);
-      const site = sandbox.siteUrl === 'http://127.0.0.1:7878' ? '' : ` --site-url ${sandbox.siteUrl}`;
+      const site = sandbox.siteUrl === DEFAULT_SITE_URL ? '' : ` --site-url ${sandbox.siteUrl}`;
       deps.out.info('');
       deps.out.info('Try it, in another terminal:');
       deps.out.info(

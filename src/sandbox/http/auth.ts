@@ -1,3 +1,4 @@
+import { HEADER } from '../../wire.js';
 import type { IncomingMessage } from 'node:http';
 import type { ApiContext, Principal, SandboxCore } from '../core.js';
 import type { AppRecord, Scope } from '../state/records.js';
@@ -19,7 +20,7 @@ function invalidToken(message: string): SandboxApiError {
 /** Resolves `Authorization: Bearer at_…` or `X-API-Key: test_…|live_…` to a principal, or throws 401. */
 export function authenticate(core: SandboxCore, req: IncomingMessage): Principal {
   const authorization = req.headers.authorization;
-  const apiKey = req.headers['x-api-key'];
+  const apiKey = req.headers[HEADER.apiKey];
   if (authorization !== undefined && apiKey !== undefined) {
     throw unauthorized('Send either Authorization or X-API-Key, not both.');
   }

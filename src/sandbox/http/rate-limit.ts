@@ -1,5 +1,4 @@
-/** Requests per minute allowed for each key kind (published interface, section 8). */
-export const RATE_LIMITS = { test: 100, live: 1000 } as const;
+/** The window each key's limit (wire.ts RATE_LIMITS) counts over. */
 const WINDOW_MS = 60_000;
 
 /** Whether a request may pass, and the rate-limit headers to answer with. */

@@ -15,7 +15,7 @@ import * as secrets from '../routes/webhook-secret.js';
 import { authenticate } from './auth.js';
 import { SandboxApiError } from './errors.js';
 import { errorPage } from './html.js';
-import { RATE_LIMITS } from './rate-limit.js';
+import { RATE_LIMITS } from '../../wire.js';
 import { sendHtml, sendJson } from './send.js';
 
 type ApiHandler = (ctx: ApiContext) => ApiResult | Promise<ApiResult>;

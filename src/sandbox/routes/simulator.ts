@@ -1,3 +1,4 @@
+import { EVENT_NAMES } from '../../wire.js';
 import type { ApiContext, ApiResult } from '../core.js';
 import { ownedApp, requireTestMode } from '../http/auth.js';
 import { readJsonObject } from '../http/body.js';
@@ -14,14 +15,6 @@ import {
   type Scope,
   type Status,
 } from '../state/records.js';
-
-/** Event kinds the marketplace sends (published interface, section 6). */
-export const EVENTS = [
-  'user.authorized',
-  'subscription.created',
-  'subscription.cancelled',
-  'user.revoked',
-] as const;
 
 const userId = str({ max: 64, pattern: /^usr_[A-Za-z0-9]+$/ });
 const appId = str({ max: 64, pattern: /^app_[A-Za-z0-9]+$/ });
@@ -157,7 +150,7 @@ export async function simulateEvent(ctx: ApiContext): Promise<ApiResult> {
   const body = await readJsonObject(ctx.req);
   const input = parseFields(body, {
     app_id: required(appId),
-    event: required(str({ oneOf: EVENTS })),
+    event: required(str({ oneOf: EVENT_NAMES })),
     data: optional<unknown>((v) => v),
   });
   const app = simulatorApp(ctx, input.app_id);

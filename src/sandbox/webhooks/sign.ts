@@ -1,3 +1,4 @@
+import { HEADER } from '../../wire.js';
 import { createHmac } from 'node:crypto';
 import type { DeliveryRecord } from '../state/records.js';
 
@@ -14,8 +15,8 @@ export function deliveryHeaders(d: DeliveryRecord): Record<string, string> {
   return {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
-    'x-marketplace-signature': d.signature,
-    'x-marketplace-delivery': d.id,
-    'x-marketplace-event': d.event,
+    [HEADER.signature]: d.signature,
+    [HEADER.delivery]: d.id,
+    [HEADER.event]: d.event,
   };
 }

@@ -1,5 +1,5 @@
 import type { StreamResponse } from '../../api/transport.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../platform/clock.js';
 import type { DeliveryLog } from '../journal.js';
 import { RelayConnection } from '../relay.js';
 import type { ListenEvent } from './events.js';

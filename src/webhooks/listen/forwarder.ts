@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../platform/clock.js';
 import { forwardDelivery, type ForwardResult } from '../forward.js';
 import { bodyBytes, type DeliveryLog, type ReceivedRecord, type StatusRecord } from '../journal.js';
 import type { DeliveryReport, ListenEvent } from './events.js';

@@ -27,7 +27,7 @@ export interface ListenInput {
  */
 export async function listen(deps: Deps, input: ListenInput): Promise<void> {
   const { appId } = input;
-  const { dataDir } = await import('../../paths.js');
+  const { dataDir } = await import('../../platform/paths.js');
   const { DeliveryLog, journalDir } = await import('../journal.js');
   const { JournalLock } = await import('../../platform/lock-file.js');
   const { fetchWebhookSecret, isExplicitSecret, resolveWebhookSecret } = await import('../secret.js');

@@ -1,4 +1,5 @@
-import type { Clock } from '../../clock.js';
+import { HEADER } from '../../wire.js';
+import type { Clock } from '../../platform/clock.js';
 import { bodyFields, type DeliveryLog, type DeliverySource, type ReceivedRecord } from '../journal.js';
 import { checkDelivery, type CheckResult, type RefusalReason } from '../signature.js';
 import type { DeliveryReport, ListenEvent } from './events.js';
@@ -137,7 +138,7 @@ export class Intake {
       checkDelivery({
         secret: this.o.secret.current,
         body: input.body,
-        signature: input.headers['x-marketplace-signature'],
+        signature: input.headers[HEADER.signature],
         now,
         // The relay replays missed deliveries on purpose over an authenticated channel; the replay
         // window protects the local receiver, which anyone on this machine can reach.
@@ -174,7 +175,7 @@ export class Intake {
     return {
       time: new Date(this.o.clock.now()).toISOString(),
       id: record.id,
-      event: record.event ?? record.headers['x-marketplace-event'] ?? null,
+      event: record.event ?? record.headers[HEADER.event] ?? null,
       source: record.source,
       seq: record.seq ?? null,
       signature,

@@ -1,3 +1,4 @@
+import { HEADER } from '../../wire.js';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -68,7 +69,7 @@ export async function startReceiver(input: {
       });
     }
     const headers = deliveryHeaders(req.headers);
-    const id = headers['x-marketplace-delivery'] || `local_${randomBytes(8).toString('hex')}`;
+    const id = headers[HEADER.delivery] || `local_${randomBytes(8).toString('hex')}`;
     input.received(id);
     let verdict: Verdict;
     try {

@@ -1,5 +1,5 @@
-import type { Deps } from './deps.js';
-import { ExitCode, InterruptedError, MktError, UsageError } from './errors.js';
+import type { Deps } from '../deps.js';
+import { ExitCode, InterruptedError, MktError, UsageError } from '../errors.js';
 
 /** True when we may ask the person something: stdin and stdout are terminals, not CI, not --json. */
 export function canPrompt(deps: Pick<Deps, 'out' | 'stdin'>): boolean {

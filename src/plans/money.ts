@@ -1,4 +1,4 @@
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 
 /** An amount in the currency's minor units (cents for USD, yen for JPY, fils for KWD), as the API stores it. */
 export interface Money {
