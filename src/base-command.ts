@@ -1,6 +1,6 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { createDeps, type Deps } from './deps.js';
-import { ExitCode, InterruptedError, MktError, TerminatedError, UsageError } from './errors.js';
+import { InterruptedError, MktError, TerminatedError, UsageError } from './errors.js';
 import { parseErrorMessage } from './output/parse-error.js';
 import { reportError } from './output/report.js';
 
@@ -45,22 +45,29 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   private stopRequest: AbortController | undefined;
 
   /**
-   * Aborted by Ctrl-C (reason: InterruptedError) or SIGTERM (TerminatedError). Reading it installs
-   * the handlers, so read it before announcing anything; a second Ctrl-C exits at once.
+   * Aborted by Ctrl-C (reason: InterruptedError) or SIGTERM (TerminatedError), for a command that
+   * stops cleanly (a server, listen): it then throws the reason. A command that never reads it is
+   * ended at once with the same exit code (130, 143), as is any command on a second signal.
    */
   protected get signal(): AbortSignal {
-    if (!this.stopRequest) {
-      const stop = (this.stopRequest = new AbortController());
-      process.once('SIGINT', () => {
-        stop.abort(new InterruptedError());
-        process.once('SIGINT', () => process.exit(ExitCode.interrupted));
-      });
-      process.once('SIGTERM', () => stop.abort(new TerminatedError()));
-    }
+    this.stopRequest ??= new AbortController();
     return this.stopRequest.signal;
   }
 
+  /** SIGINT and SIGTERM, handled here for every command (installed before anything is announced). */
+  private handleSignals(): void {
+    const on = (name: NodeJS.Signals, reason: () => MktError) =>
+      process.on(name, () => {
+        const stop = this.stopRequest;
+        if (stop && !stop.signal.aborted) stop.abort(reason());
+        else process.exit(reason().exitCode);
+      });
+    on('SIGINT', () => new InterruptedError());
+    on('SIGTERM', () => new TerminatedError());
+  }
+
   public override async init(): Promise<void> {
+    this.handleSignals();
     await super.init();
     const { args, flags } = await this.parse({
       flags: this.ctor.flags,
@@ -101,6 +108,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const json = this.jsonEnabled();
     const error = reportError(isParseError(err) ? new UsageError(parseErrorMessage(err.message)) : err, {
       json,
+      verbose: this.flags?.verbose,
       stdout: process.stdout,
       stderr: process.stderr,
       env: process.env,

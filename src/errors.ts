@@ -44,10 +44,16 @@ export class UsageError extends MktError {
   }
 }
 
-/** A check answered "no": a feature not allowed, a signature that does not verify (exit 3). */
+/**
+ * A check answered "no": a feature not allowed, a signature that does not verify (exit 3). With
+ * --json the check's own result (`document`) is printed, as when it says yes, and the reason goes to
+ * stderr.
+ */
 export class CheckFailedError extends MktError {
-  constructor(code: string, message: string, options: MktErrorOptions = {}) {
+  readonly document: unknown;
+  constructor(code: string, message: string, options: MktErrorOptions & { document?: unknown } = {}) {
     super(code, message, ExitCode.checkFailed, options);
+    this.document = options.document;
   }
 }
 
@@ -92,6 +98,13 @@ export class InterruptedError extends MktError {
 export class TerminatedError extends MktError {
   constructor(message = 'Terminated.') {
     super('terminated', message, ExitCode.terminated);
+  }
+}
+
+/** The person answered "no" to a confirmation: not a failure to report, but not done either (exit 1). */
+export class DeclinedError extends MktError {
+  constructor() {
+    super('declined', 'Nothing was changed.', ExitCode.error);
   }
 }
 

@@ -19,7 +19,6 @@ export default class Entitlements extends BaseCommand<typeof Entitlements> {
 
   async run() {
     const deps = await this.deps();
-    const code = await showEntitlements(deps, { user: this.flags.user, feature: this.flags.feature });
-    if (code) this.exit(code);
+    await showEntitlements(deps, { user: this.flags.user, feature: this.flags.feature });
   }
 }

@@ -7,7 +7,6 @@ export default class Whoami extends BaseCommand<typeof Whoami> {
   static enableJsonFlag = true;
 
   async run() {
-    const code = await showWhoami(await this.deps());
-    if (code) this.exit(code);
+    await showWhoami(await this.deps());
   }
 }

@@ -1,9 +1,9 @@
 import type { Deps } from '../deps.js';
-import { ApiError, CheckFailedError, ExitCode } from '../errors.js';
+import { ApiError, CheckFailedError } from '../errors.js';
 import { checkFeature, entitlementFields, entitlements, whoami } from './identity.js';
 
 /** `mkt whoami`: fetches and prints the profile (a summary, or JSON with --json). */
-export async function showWhoami(deps: Deps): Promise<number> {
+export async function showWhoami(deps: Deps): Promise<void> {
   const profile = await whoami(deps);
   if (deps.json) deps.out.json(profile);
   else {
@@ -14,14 +14,13 @@ export async function showWhoami(deps: Deps): Promise<number> {
       ['Avatar', profile.avatar_url],
     ]);
   }
-  return ExitCode.ok;
 }
 
-/** `mkt entitlements`: prints the entitlement; with `feature`, answers 0 (allowed) or 3 (not) and says why. */
+/** `mkt entitlements`: prints the entitlement; with `feature`, a "no" is a CheckFailedError (exit 3) saying why. */
 export async function showEntitlements(
   deps: Deps,
   input: { user?: string; feature?: string },
-): Promise<number> {
+): Promise<void> {
   const ent = await entitlements(deps, { user: input.user }).catch((err: unknown) => {
     // No entitlement at all is a "no" to --feature, like a plan without the feature.
     if (input.feature && err instanceof ApiError && err.status === 404 && /entitle/i.test(err.message))
@@ -29,16 +28,9 @@ export async function showEntitlements(
     throw err;
   });
   const check = input.feature ? checkFeature(ent, input.feature, deps.clock.now()) : undefined;
-  if (deps.json) {
-    deps.out.json(ent);
-    if (check && !check.allowed) {
-      deps.out.info(check.reason);
-      return ExitCode.checkFailed;
-    }
-    return ExitCode.ok;
-  }
-  if (!check) deps.out.fields(entitlementFields(ent));
-  else if (check.allowed) deps.out.success(`"${input.feature}" is included in plan "${ent.plan}"`);
-  else throw new CheckFailedError('feature_not_allowed', check.reason);
-  return ExitCode.ok;
+  if (check && !check.allowed)
+    throw new CheckFailedError('feature_not_allowed', check.reason, { document: ent });
+  if (deps.json) deps.out.json(ent);
+  else if (!check) deps.out.fields(entitlementFields(ent));
+  else deps.out.success(`"${input.feature}" is included in plan "${ent.plan}"`);
 }

@@ -26,10 +26,8 @@ export class Output {
     const { env, json } = options;
     this.stdout = options.stdout;
     this.stderr = options.stderr;
-    const ci = Boolean(env.CI) && env.CI !== 'false';
-    this.interactive = Boolean(this.stdout.isTTY) && !ci && !json;
-    this.color =
-      Boolean(this.stderr.isTTY) && !ci && !json && env.NO_COLOR === undefined && env.TERM !== 'dumb';
+    this.interactive = Boolean(this.stdout.isTTY) && !isCI(env) && !json;
+    this.color = !json && colorFor(this.stderr, env);
   }
 
   /** Writes a line of data to stdout. */
@@ -102,6 +100,16 @@ export class Output {
     for (const [label, value] of pairs)
       this.data(`${this.dim(`${label}:`.padEnd(width + 1))} ${cell(value)}`);
   }
+}
+
+/** Whether the environment says this is a CI job (`CI` set to anything but "false" or "0"). */
+function isCI(env: Env): boolean {
+  return Boolean(env.CI) && env.CI !== 'false' && env.CI !== '0';
+}
+
+/** The one colour decision: a terminal, not CI, no NO_COLOR, not TERM=dumb. */
+export function colorFor(stream: { isTTY?: boolean }, env: Env): boolean {
+  return Boolean(stream.isTTY) && !isCI(env) && env.NO_COLOR === undefined && env.TERM !== 'dumb';
 }
 
 function cell(value: unknown): string {

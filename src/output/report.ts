@@ -1,34 +1,55 @@
 import type { Writable } from 'node:stream';
-import { toMktError, type MktError } from '../errors.js';
-import { DeclinedError } from '../platform/prompts.js';
+import { CheckFailedError, toMktError, type MktError } from '../errors.js';
+import { colorFor } from './output.js';
+
+/** Ends that are the person's own doing: said plainly, without "Error:". */
+const PLAIN = new Set(['declined', 'interrupted', 'terminated']);
 
 /**
  * Prints an error the one way mkt prints errors: `{"error": {code, message, hints}}` on stdout with
- * --json, else "Error: …" and "Try: …" lines on stderr. Returns the error as an MktError.
+ * --json (a failed check prints its own document instead), else "Error: …" and "Try: …" lines on
+ * stderr. An unexpected exception is told apart as a bug, with its stack under --verbose. Returns
+ * the error as an MktError.
  */
 export function reportError(
   err: unknown,
   io: {
     json: boolean;
+    verbose?: boolean;
     stdout: Writable;
     stderr: Writable & { isTTY?: boolean };
     env: Record<string, string | undefined>;
   },
 ): MktError {
   const error = toMktError(err);
-  if (error.code === 'internal' && io.env.DEBUG) io.stderr.write(`${(err as Error).stack}\n`);
+  const bug = error.code === 'internal';
+  if (bug && (io.verbose || io.env.DEBUG)) io.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  if (io.json && error instanceof CheckFailedError && error.document !== undefined) {
+    io.stdout.write(`${JSON.stringify(error.document, null, 2)}\n`);
+    io.stderr.write(`${error.message}\n`);
+    return error;
+  }
   if (io.json) {
     io.stdout.write(
       `${JSON.stringify({ error: { code: error.code, message: error.message, hints: error.hints } }, null, 2)}\n`,
     );
     return error;
   }
-  if (error instanceof DeclinedError) {
+  if (PLAIN.has(error.code)) {
     io.stderr.write(`${error.message}\n`);
     return error;
   }
-  const color = io.stderr.isTTY && io.env.NO_COLOR === undefined && !io.env.CI;
-  io.stderr.write(`${color ? '\u001b[31mError:\u001b[0m' : 'Error:'} ${error.message}\n`);
+  const label = bug ? 'Internal error (a bug in mkt):' : 'Error:';
+  io.stderr.write(
+    `${colorFor(io.stderr, io.env) ? `\u001b[31m${label}\u001b[0m` : label} ${error.message}\n`,
+  );
   for (const hint of error.hints) io.stderr.write(`  Try: ${hint}\n`);
+  if (bug) {
+    io.stderr.write(
+      io.verbose
+        ? '  Please report it with the lines above and the command you ran (secrets are redacted).\n'
+        : '  Please report it: run the same command with --verbose and include what it prints.\n',
+    );
+  }
   return error;
 }

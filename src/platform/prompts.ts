@@ -1,16 +1,9 @@
 import type { Deps } from '../deps.js';
-import { ExitCode, InterruptedError, MktError, UsageError } from '../errors.js';
+import { DeclinedError, InterruptedError, UsageError } from '../errors.js';
 
 /** True when we may ask the person something: stdin and stdout are terminals, not CI, not --json. */
 export function canPrompt(deps: Pick<Deps, 'out' | 'stdin'>): boolean {
   return deps.out.interactive && Boolean(deps.stdin.isTTY);
-}
-
-/** The person answered "no" to a confirmation: not a failure to report, but not done either (exit 1). */
-export class DeclinedError extends MktError {
-  constructor() {
-    super('declined', 'Nothing was changed.', ExitCode.error);
-  }
 }
 
 /**

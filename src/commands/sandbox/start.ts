@@ -30,6 +30,8 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
   };
 
   async run() {
+    // Ctrl-C and SIGTERM are taken before anything is announced: whoever reads the announcement may signal at once.
+    const signal = this.signal;
     const deps = await this.deps();
     const { startSandbox } = await import('../../sandbox/index.js');
     const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
@@ -57,11 +59,9 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       }
       throw err;
     }
-    // Listen for Ctrl-C before announcing anything: whoever reads the announcement may signal at once.
-    const stopped = new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-    });
+    const stopped = new Promise((resolve) =>
+      signal.aborted ? resolve(undefined) : signal.addEventListener('abort', resolve, { once: true }),
+    );
     const { seed } = sandbox;
     const info = { site_url: sandbox.siteUrl, data_dir: folder, ...seed };
     if (deps.json) this.logJson(info);
@@ -94,10 +94,10 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       );
       deps.out.info('Press Ctrl-C to stop.');
     }
-    const signal = await stopped;
+    await stopped;
     deps.out.info('Stopping the sandbox (every acknowledged change is already on disk)…');
     await sandbox.close();
     deps.out.info('Stopped.');
-    process.exitCode = signal === 'SIGINT' ? 130 : 0;
+    throw signal.reason;
   }
 }

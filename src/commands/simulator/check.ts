@@ -32,15 +32,12 @@ export default class SimulatorCheck extends BaseCommand<typeof SimulatorCheck> {
     const why =
       REASONS[result.reason] ?? result.reason.replace(/^status_/, 'the subscription is ').replace(/_/g, ' ');
     if (!result.allowed) {
-      if (deps.json) {
-        this.logJson(result); // the document, then exit 3 like any failed check
-        return this.exit(3);
-      }
       throw new CheckFailedError(
         'not_allowed',
         `${f.user} may not use "${f.feature}": ${why} (${result.reason}).`,
         {
           hints: [`mkt simulator users create --plan PLAN`],
+          document: result,
         },
       );
     }

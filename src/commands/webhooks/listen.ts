@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { UsageError, type MktError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { flags } from '../../flags.js';
 
 export default class WebhooksListen extends BaseCommand<typeof WebhooksListen> {
@@ -125,6 +125,6 @@ and \`mkt webhooks resend\` work beside it.`;
     } finally {
       renderer.flush();
     }
-    return this.exit((signal.reason as MktError).exitCode);
+    throw signal.reason;
   }
 }
