@@ -42,7 +42,7 @@ describe('mkt sandbox start', () => {
     const again = await startSandboxProcess(data, dir.path);
     expect(again.seed.app.client_id).toBe(info.app.client_id);
     expect(again.seed.test_key).toBe(info.test_key);
-    expect(await again.stop('SIGTERM')).toBe(0);
+    expect(await again.stop('SIGTERM')).toBe(143);
 
     const reset = await startSandboxProcess(data, dir.path, { args: ['--reset'] });
     expect(reset.seed.app.client_id).not.toBe(info.app.client_id);
