@@ -2,8 +2,8 @@ import type { Writable } from 'node:stream';
 import { CheckFailedError, toMktError, type MktError } from '../errors.js';
 import { colorFor } from './output.js';
 
-/** Ends that are the person's own doing: Ctrl-C and SIGTERM need no words, a "no" is said plainly. */
-const SILENT = new Set(['interrupted', 'terminated']);
+/** Ends that are the person's own doing: said plainly, without "Error:". */
+const PLAIN = new Set(['declined', 'interrupted', 'terminated']);
 
 /**
  * Prints an error the one way mkt prints errors: `{"error": {code, message, hints}}` on stdout with
@@ -35,8 +35,7 @@ export function reportError(
     );
     return error;
   }
-  if (SILENT.has(error.code)) return error;
-  if (error.code === 'declined') {
+  if (PLAIN.has(error.code)) {
     io.stderr.write(`${error.message}\n`);
     return error;
   }
