@@ -93,6 +93,9 @@ export interface JournalOptions {
   warn?: (message: string) => void;
 }
 
+/** The longest a write waits for the records of the callers its last write released. */
+const GATHER_MS = 1;
+
 const FILE_PATTERN = /^journal-(\d+)\.jsonl$/;
 /** How many delivery ids are remembered for de-duplication (the newest ones). */
 const INDEX_CAP = 20_000;
@@ -253,6 +256,8 @@ export class DeliveryLog {
     fail: (e: unknown) => void;
   }> = [];
   private writing: Promise<void> | undefined;
+  /** Told when a record is queued while the writer waits for the next crowd. */
+  private queued: (() => void) | undefined;
 
   private constructor(
     readonly dir: string,
@@ -350,6 +355,7 @@ export class DeliveryLog {
     for (const r of records) line += `${JSON.stringify(r)}\n`;
     return new Promise((done, fail) => {
       this.queue.push({ records, line, done, fail });
+      this.queued?.();
       this.writing ??= this.drain();
     });
   }
@@ -397,8 +403,27 @@ export class DeliveryLog {
         this.torn = true;
         for (const b of batch) b.fail(err);
       }
+      // Under load the callers of this batch come back at once with the next records (a sender's
+      // next delivery, the outcome of a forward): a moment's wait lets them share the next sync
+      // instead of each waiting for one in progress and then its own.
+      if (GATHER_MS > 0 && this.queue.length < batch.length) await this.gather(batch.length);
     }
     this.writing = undefined;
+  }
+
+  /** Waits until `count` appends are queued or GATHER_MS passed. */
+  private gather(count: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.queued = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, GATHER_MS);
+      this.queued = () => {
+        if (this.queue.length >= count) done();
+      };
+    });
   }
 
   private async rotate(): Promise<void> {
