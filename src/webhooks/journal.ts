@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { constants as fsConstants, fstatSync } from 'node:fs';
+import { constants as fsConstants, fstatSync, statfsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -475,7 +475,7 @@ export class DeliveryLog {
     }
     // Part of a line a failed write left at the end is cut off by a newline.
     const lead = this.dirty > this.size ? 1 : 0;
-    const bytes = Buffer.alloc(lead + data.length + RESERVE_BYTES, NEWLINE);
+    const bytes = Buffer.alloc(lead + data.length + this.room(), NEWLINE);
     data.copy(bytes, lead);
     const written = await writeAll(this.appender, bytes);
     let now = fstatSync(this.handle.fd).size;
@@ -497,6 +497,19 @@ export class DeliveryLog {
     this.size = alone ? length + lead + data.length : now;
     this.allocated = now;
     this.dirty = 0;
+  }
+
+  /**
+   * RESERVE_BYTES of room, or none on a disk with less than 64 times that free: the room must never
+   * be what fills a disk, not even for a moment (another program's write would fail meanwhile).
+   */
+  private room(): number {
+    try {
+      const disk = statfsSync(this.dir);
+      return disk.bavail * disk.bsize >= 64 * RESERVE_BYTES ? RESERVE_BYTES : 0;
+    } catch {
+      return 0;
+    }
   }
 
   /** Waits until `count` appends are queued or GATHER_MS passed. */
