@@ -3,7 +3,7 @@
 // the raw body, forward the exact bytes and headers with a keep-alive agent), in interleaved rounds
 // of the same run; then the RSS of listen after warm-up and as it takes N deliveries in all.
 //
-//   npm run build && node bench/listen.js [--deliveries 100000] [--rounds 3] [--per-round 3000]
+//   npm run build && node bench/listen.js [--deliveries 100000] [--rounds 5] [--per-round 3000]
 //                                         [--concurrency 32] [--cpu-prof DIR]
 //
 // Fair by construction: listen, the bare server and the sender each run in a process of their own
@@ -13,9 +13,9 @@
 // the target.
 import { fork, spawn } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -94,7 +94,7 @@ async function main() {
   const { values: args } = parseArgs({
     options: {
       deliveries: { type: 'string', default: process.env.BENCH_DELIVERIES ?? '100000' },
-      rounds: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '5' },
       'per-round': { type: 'string', default: '3000' },
       concurrency: { type: 'string', default: '32' },
       'cpu-prof': { type: 'string' },
@@ -106,6 +106,9 @@ async function main() {
   const CONCURRENCY = Number(args.concurrency);
   const WARM_UP = 1_000;
   const started = performance.now();
+  const loadBefore = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   const self = fileURLToPath(import.meta.url);
 
   // The developer's webhook handler: notes when each delivery arrived.
@@ -131,6 +134,8 @@ async function main() {
   const bareUrl = await new Promise((r) => bareChild.once('message', (m) => r(m.url)));
 
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-'));
+  const outFile = join(dir, 'listen.out');
+  const out = openSync(outFile, 'w');
   const child = spawn(
     process.execPath,
     [
@@ -154,22 +159,23 @@ async function main() {
         MKT_WEBHOOK_SECRET: SECRET,
         HOME: dir,
       },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      // listen's --json lines go to a file, as a terminal would take them, not to this process: the
+      // target lives here, and parsing them would slow it down during listen's rounds only.
+      stdio: ['ignore', out, 'inherit'],
     },
   );
+  closeSync(out);
   children.push(child);
   const listenUrl = await new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (d) => {
-      buf += d;
-      const ready = buf.split('\n').find((l) => l.includes('"ready"'));
-      if (!ready) return;
-      child.stdout.off('data', onData);
-      child.stdout.resume(); // the --json lines are read and dropped, as a terminal would take them
-      resolve(JSON.parse(ready).receiver);
-    };
-    child.stdout.setEncoding('utf8').on('data', onData);
     child.on('exit', (code) => reject(new Error(`listen exited with ${code}`)));
+    const poll = setInterval(() => {
+      const ready = readFileSync(outFile, 'utf8')
+        .split('\n')
+        .find((l) => l.includes('"ready"'));
+      if (!ready) return;
+      clearInterval(poll);
+      resolve(JSON.parse(ready).receiver);
+    }, 50);
   });
 
   const cpuMs = (pid) => {
@@ -228,6 +234,13 @@ async function main() {
       name === 'direct' ? '' : ` (+${(median(name, k) - median('direct', k)).toFixed(2)})`;
     return `${name.padEnd(7)} ${median(name, 'rate').toFixed(0).padStart(6)} deliveries/s   p50 ${median(name, 'p50').toFixed(2)} ms${added('p50')}   p99 ${median(name, 'p99').toFixed(2)} ms${added('p99')}   CPU sender ${median(name, 'cpuSender').toFixed(0)}% receiver ${median(name, 'cpuReceiver').toFixed(0)}%`;
   };
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+  console.log(
+    `Load average before ${loadBefore}, after the rounds ${load()} (${cpus().length} cores); journal in ${dir}`,
+  );
   console.log(
     `Deliveries sender → receiver → target, each in its own process (${ROUNDS} interleaved rounds of ${PER_ROUND}, ${CONCURRENCY} in flight; medians; latency until the target has it, (+added) over direct):`,
   );

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { mkdir, open, readdir, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
+import { constants as fsConstants, fstatSync, statfsSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Where a delivery came from: the marketplace relay stream or the local HTTP receiver. */
@@ -93,6 +93,9 @@ export interface JournalOptions {
   warn?: (message: string) => void;
 }
 
+/** The longest a write waits for the records of the callers its last write released. */
+const GATHER_MS = 1;
+
 const FILE_PATTERN = /^journal-(\d+)\.jsonl$/;
 /** How many delivery ids are remembered for de-duplication (the newest ones). */
 const INDEX_CAP = 20_000;
@@ -137,6 +140,35 @@ function parseLines(text: string, onBad: () => void): JournalRecord[] {
     }
   }
   return records;
+}
+
+/**
+ * Writes all of `bytes` at `position` (or where the descriptor appends); how many reached the disk,
+ * and what stopped it.
+ */
+async function writeAll(
+  handle: FileHandle,
+  bytes: Buffer,
+  position: number | null = null,
+): Promise<{ bytes: number; error?: unknown }> {
+  let n = 0;
+  try {
+    while (n < bytes.length) {
+      const at = position === null ? null : position + n;
+      n += (await handle.write(bytes, n, bytes.length - n, at)).bytesWritten;
+    }
+    if (DSYNC === undefined) await handle.datasync();
+    return { bytes: n };
+  } catch (error) {
+    return { bytes: n, error: error ?? new Error('write failed') };
+  }
+}
+
+/** True when `line` is one journal record. */
+function parsesAsRecord(line: Buffer): boolean {
+  let bad = false;
+  parseLines(line.toString('utf8'), () => (bad = true));
+  return !bad;
 }
 
 /** The newest received record of `id` (a refused one may be followed by the verified one). */
@@ -218,19 +250,26 @@ export async function appendRecord(dir: string, record: JournalRecord): Promise<
 
 /**
  * Flags that make each write reach the disk before it returns (`O_DSYNC`): one system call per group
- * commit instead of write + fdatasync. Where the platform has no `O_DSYNC` (Windows), plain append
- * and an explicit datasync after each write.
+ * commit instead of write + fdatasync. Where the platform has no `O_DSYNC` (Windows), an explicit
+ * datasync after each write. Not O_APPEND: the listener writes at its own position (see `writeOut`).
  */
-const DSYNC_APPEND =
-  fsConstants.O_DSYNC !== undefined
-    ? fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_DSYNC
-    : undefined;
+const DSYNC = fsConstants.O_DSYNC;
+const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | (DSYNC ?? 0);
+
+/**
+ * Room made at the end of the file at once, as newlines (empty lines, which readers skip): a record
+ * written over them changes no file size, so its sync is the data alone, not a file-system journal
+ * commit shared with every other writer on the disk (about half the time per sync on a busy disk).
+ */
+const RESERVE_BYTES = 256 * 1024;
+const NEWLINE = 0x0a;
 
 /**
  * The delivery journal: append-only JSON Lines, each write on disk (O_DSYNC, or fdatasync) before it
- * resolves, records that arrive meanwhile sharing the next write (group commit); rotated at
- * `maxFileBytes` keeping `keepFiles` files. Opening it drops a torn last line left by a crash (never
- * an earlier line) and recovers the state: relay position, known ids, pending deliveries.
+ * resolves, records that arrive meanwhile sharing the next write (group commit), written over room
+ * reserved ahead as newlines; rotated at `maxFileBytes` keeping `keepFiles` files. Opening it drops a
+ * torn last line left by a crash (never an earlier line) and recovers the state: relay position,
+ * known ids, pending deliveries.
  */
 export class DeliveryLog {
   /**
@@ -241,11 +280,16 @@ export class DeliveryLog {
   private readonly statuses = new Map<string, DeliveryStatus>();
   private readonly pendingRecords = new Map<string, ReceivedRecord>();
   private readonly digests = new Map<string, { id: string; at: number }>();
-  /** A failed write may have left part of a line: the next write starts on a new line. */
-  private torn = false;
   private handle: FileHandle | undefined;
+  /** The same file, appending: what grows the file goes after anything another writer appended. */
+  private appender: FileHandle | undefined;
   private fileNo = 1;
+  /** Where the next record goes: the end of what was written. */
   private size = 0;
+  /** The file's length: beyond `size` it holds newlines (or whatever a failed write left, to `dirty`). */
+  private allocated = 0;
+  /** A failed write may have left part of its records up to here: the next write covers them. */
+  private dirty = 0;
   private queue: Array<{
     records: JournalRecord[];
     line: string;
@@ -253,6 +297,8 @@ export class DeliveryLog {
     fail: (e: unknown) => void;
   }> = [];
   private writing: Promise<void> | undefined;
+  /** Told when a record is queued while the writer waits for the next crowd. */
+  private queued: (() => void) | undefined;
 
   private constructor(
     readonly dir: string,
@@ -270,27 +316,35 @@ export class DeliveryLog {
     let bad = 0;
     for (const n of files) {
       const path = fileName(dir, n);
-      let text = await readFile(path, 'utf8');
-      if (n === files.at(-1) && text.length > 0 && !text.endsWith('\n')) {
-        // A crash in the middle of an append leaves a line without its newline: drop only that line.
-        const keep = text.lastIndexOf('\n') + 1;
-        options.warn?.(
-          `The journal ${path} ended with a partly written line (a crash during a write); it was removed.`,
-        );
-        text = text.slice(0, keep);
-        await truncate(path, Buffer.byteLength(text));
+      let bytes = await readFile(path);
+      if (n === files.at(-1)) {
+        // The written part ends at the last line; newlines after it are reserved room.
+        let end = bytes.length;
+        while (end > 0 && bytes[end - 1] === NEWLINE) end--;
+        const start = bytes.lastIndexOf(NEWLINE, end - 1) + 1;
+        if (end > 0 && (end === bytes.length || !parsesAsRecord(bytes.subarray(start, end)))) {
+          // A crash in the middle of a write leaves part of a line: drop only that line.
+          options.warn?.(
+            `The journal ${path} ended with a partly written line (a crash during a write); it was removed.`,
+          );
+          bytes = bytes.subarray(0, start);
+          await truncate(path, start);
+          log.size = start;
+        } else log.size = end === 0 ? 0 : end + 1;
+        log.allocated = bytes.length;
       }
-      for (const r of parseLines(text, () => bad++)) log.apply(r);
+      for (const r of parseLines(bytes.toString('utf8'), () => bad++)) log.apply(r);
     }
     if (bad > 0) options.warn?.(`${bad} unreadable line(s) in the journal ${dir} were skipped.`);
     log.fileNo = files.at(-1) ?? 1;
     await log.openFile();
-    log.size = (await stat(fileName(dir, log.fileNo))).size;
     return log;
   }
 
   private async openFile(): Promise<void> {
-    this.handle = await open(fileName(this.dir, this.fileNo), DSYNC_APPEND ?? 'a', 0o600);
+    const path = fileName(this.dir, this.fileNo);
+    this.handle = await open(path, WRITE_FLAGS, 0o600);
+    this.appender = await open(path, WRITE_FLAGS | fsConstants.O_APPEND, 0o600);
   }
 
   private apply(r: JournalRecord): void {
@@ -350,6 +404,7 @@ export class DeliveryLog {
     for (const r of records) line += `${JSON.stringify(r)}\n`;
     return new Promise((done, fail) => {
       this.queue.push({ records, line, done, fail });
+      this.queued?.();
       this.writing ??= this.drain();
     });
   }
@@ -366,9 +421,8 @@ export class DeliveryLog {
           if (r.t === 'position') seq = r.seq;
           else if (r.t === 'received' && r.seq !== undefined && r.seq > (seq ?? -1)) seq = r.seq;
         }
-      let written = 0;
       try {
-        let text = this.torn ? '\n' : '';
+        let text = '';
         for (const b of batch) text += b.line;
         let data = Buffer.from(text);
         if (this.size > 0 && this.size + data.length > this.options.maxFileBytes) {
@@ -380,33 +434,104 @@ export class DeliveryLog {
             data = Buffer.concat([data, Buffer.from(`${JSON.stringify(position)}\n`)]);
           }
         }
-        if (!this.handle) throw new Error('The journal is closed.');
-        while (written < data.length) {
-          written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
-        }
-        if (DSYNC_APPEND === undefined) await this.handle.datasync();
-        this.size += data.length;
-        this.torn = false;
+        await this.writeOut(data);
         for (const b of batch) {
           for (const r of b.records) this.apply(r);
           b.done();
         }
       } catch (err) {
-        // ENOSPC, EIO, EROFS: nothing of the batch counts; a part written is cut off by a newline.
-        this.size += written;
-        this.torn = true;
+        // ENOSPC, EIO, EROFS: nothing of the batch counts; what it wrote is covered by the next write.
         for (const b of batch) b.fail(err);
       }
+      // Under load the callers of this batch come back at once with the next records (a sender's
+      // next delivery, the outcome of a forward): a moment's wait lets them share the next sync
+      // instead of each waiting for one in progress and then its own.
+      if (GATHER_MS > 0 && this.queue.length < batch.length) await this.gather(batch.length);
     }
     this.writing = undefined;
   }
 
+  /**
+   * Writes `data` at the end of what was written, on disk when it resolves. Into the room reserved
+   * (newlines, covering what a failed write left) when it fits; else appended (O_APPEND: after any
+   * line a `resend` appended meanwhile, never over it) together with the next RESERVE_BYTES of room.
+   */
+  private async writeOut(data: Buffer): Promise<void> {
+    if (!this.handle || !this.appender) throw new Error('The journal is closed.');
+    const length = fstatSync(this.handle.fd).size;
+    // Someone appended: what follows goes after it.
+    if (length !== this.allocated) this.size = this.allocated = this.dirty = length;
+    const cover = Math.max(0, this.dirty - this.size - data.length);
+    if (this.size + data.length + cover <= this.allocated) {
+      const bytes = cover > 0 ? Buffer.concat([data, Buffer.alloc(cover, NEWLINE)]) : data;
+      const written = await writeAll(this.handle, bytes, this.size);
+      if (written.error !== undefined) {
+        this.dirty = Math.max(this.dirty, this.size + bytes.length);
+        throw written.error;
+      }
+      this.size += data.length;
+      this.dirty = 0;
+      return;
+    }
+    // Part of a line a failed write left at the end is cut off by a newline.
+    const lead = this.dirty > this.size ? 1 : 0;
+    const bytes = Buffer.alloc(lead + data.length + this.room(), NEWLINE);
+    data.copy(bytes, lead);
+    const written = await writeAll(this.appender, bytes);
+    let now = fstatSync(this.handle.fd).size;
+    const alone = now === length + written.bytes;
+    const whole = written.bytes >= lead + data.length;
+    if (written.error !== undefined && alone) {
+      // A full disk: give its space back, keeping the records when they were written whole.
+      const keep = whole ? length + lead + data.length : length;
+      now = await this.handle.truncate(keep).then(
+        () => keep,
+        () => now,
+      );
+    }
+    if (!whole) {
+      this.allocated = now;
+      if (now > length) this.dirty = now;
+      throw written.error;
+    }
+    this.size = alone ? length + lead + data.length : now;
+    this.allocated = now;
+    this.dirty = 0;
+  }
+
+  /**
+   * RESERVE_BYTES of room, or none on a disk with less than 64 times that free: the room must never
+   * be what fills a disk, not even for a moment (another program's write would fail meanwhile).
+   */
+  private room(): number {
+    try {
+      const disk = statfsSync(this.dir);
+      return disk.bavail * disk.bsize >= 64 * RESERVE_BYTES ? RESERVE_BYTES : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Waits until `count` appends are queued or GATHER_MS passed. */
+  private gather(count: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.queued = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, GATHER_MS);
+      this.queued = () => {
+        if (this.queue.length >= count) done();
+      };
+    });
+  }
+
   private async rotate(): Promise<void> {
-    await this.handle?.close();
-    this.handle = undefined;
+    await this.closeFile();
     this.fileNo += 1;
     await this.openFile();
-    this.size = 0;
+    this.size = this.allocated = this.dirty = 0;
     for (const n of await journalFiles(this.dir)) {
       if (n <= this.fileNo - this.options.keepFiles) await rm(fileName(this.dir, n), { force: true });
     }
@@ -415,7 +540,21 @@ export class DeliveryLog {
   /** Waits for pending writes and closes the file. */
   async close(): Promise<void> {
     while (this.writing) await this.writing;
-    await this.handle?.close();
-    this.handle = undefined;
+    await this.closeFile();
+  }
+
+  /** Closes the file, first giving back the room nobody wrote after (a `resend` may have). */
+  private async closeFile(): Promise<void> {
+    const { handle, appender } = this;
+    this.handle = this.appender = undefined;
+    if (!handle) return;
+    try {
+      if (fstatSync(handle.fd).size === this.allocated) await handle.truncate(this.size);
+    } catch {
+      // The room stays: empty lines, skipped by every reader.
+    } finally {
+      await handle.close();
+      await appender?.close();
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMkt, tempDir } from '../support/cli.js';
@@ -120,6 +120,66 @@ describe('DeliveryLog', () => {
     expect(reopened.pending().map((r) => r.id)).toEqual(['dlv_c']);
     expect(reopened.lastSeq).toBe(3);
     await reopened.close();
+  });
+
+  it('writes records over room reserved ahead (no file growth per write); a crash leaves it as empty lines', async () => {
+    const jdir = join(dir.path, 'room');
+    const file = join(jdir, 'journal-1.jsonl');
+    const log = await DeliveryLog.open(jdir);
+    await log.append(received('dlv_a', 1));
+    const length = (await stat(file)).size;
+    await log.append(received('dlv_b', 2));
+    // The second record went into the room: the file did not grow, so its sync changed no metadata.
+    expect((await stat(file)).size).toBe(length);
+    // Read as after a kill -9 (the first log never closed): the room is empty lines.
+    const reopened = await DeliveryLog.open(jdir);
+    expect(reopened.pending().map((r) => r.id)).toEqual(['dlv_a', 'dlv_b']);
+    await reopened.append(received('dlv_c', 3));
+    await reopened.close();
+    const { readJournal } = await import('../../src/webhooks/journal.js');
+    expect((await readJournal(jdir)).map((r) => (r as { id: string }).id)).toEqual([
+      'dlv_a',
+      'dlv_b',
+      'dlv_c',
+    ]);
+    // Closed, the file gives its room back.
+    expect((await readFile(file, 'utf8')).endsWith('\n\n')).toBe(false);
+    await log.close();
+  });
+
+  it('drops a torn record in the reserved room and writes over it', async () => {
+    const jdir = join(dir.path, 'torn-room');
+    await mkdir(jdir);
+    const file = join(jdir, 'journal-1.jsonl');
+    await writeFile(
+      file,
+      `${JSON.stringify(received('dlv_a', 1))}\n${JSON.stringify(received('dlv_b', 2)).slice(0, 40)}${'\n'.repeat(500)}`,
+    );
+    const warnings: string[] = [];
+    const log = await DeliveryLog.open(jdir, { warn: (m) => warnings.push(m) });
+    expect(warnings.join()).toMatch(/partly written line/);
+    expect(log.statusOf('dlv_b')).toBeUndefined();
+    await log.append(received('dlv_c', 3));
+    await log.close();
+    const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+    expect(lines.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['dlv_a', 'dlv_c']);
+  });
+
+  it('keeps a line `resend` appends beside an open journal; later records go after it', async () => {
+    const { appendRecord, readJournal, summarize } = await import('../../src/webhooks/journal.js');
+    const jdir = join(dir.path, 'beside');
+    const log = await DeliveryLog.open(jdir);
+    await log.append(received('dlv_a', 1));
+    await appendRecord(jdir, { t: 'status', id: 'dlv_a', at: new Date().toISOString(), status: 'forwarded' });
+    await log.append(received('dlv_b', 2));
+    await log.close();
+    const records = await readJournal(jdir);
+    expect(records.map((r) => `${r.t}:${(r as { id: string }).id}`)).toEqual([
+      'received:dlv_a',
+      'status:dlv_a',
+      'received:dlv_b',
+    ]);
+    expect(summarize(records).map((d) => d.status)).toEqual(['forwarded', 'received']);
   });
 
   it('rotates at the size bound and keeps only the newest files', async () => {
