@@ -22,10 +22,9 @@ export default class SimulatorCheck extends BaseCommand<typeof SimulatorCheck> {
   async run() {
     const deps = await this.deps();
     const { checkEntitlement } = await import('../../simulator/simulator.js');
-    const { resolveAppId } = await import('../../apps/resolve.js');
     const f = this.flags;
     const result = await checkEntitlement(deps, {
-      appId: await resolveAppId(deps, f.app),
+      app: f.app,
       userId: f.user,
       feature: f.feature,
     });
