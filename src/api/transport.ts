@@ -22,7 +22,7 @@ export interface HttpResponse {
 type Env = Record<string, string | undefined>;
 
 /** True when the environment names a proxy (HTTPS_PROXY, HTTP_PROXY, either case). */
-export function proxyConfigured(env: Env): boolean {
+function proxyConfigured(env: Env): boolean {
   return Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy);
 }
 

@@ -57,7 +57,7 @@ function isLoopback(url: URL): boolean {
 }
 
 /** Checks an OAuth redirect URI: https anywhere, plain http only on a loopback host (RFC 8252). */
-export function checkRedirectUri(value: string): string {
+function checkRedirectUri(value: string): string {
   const accepted = 'https://… or, for a local app, http://127.0.0.1, http://[::1] or http://localhost';
   const url = parseUrl(value, '--redirect-uri', accepted);
   if (url.protocol === 'http:' && !isLoopback(url)) {
@@ -70,7 +70,7 @@ export function checkRedirectUri(value: string): string {
 }
 
 /** Checks a webhook or embed URL (http or https); an empty string means "none". */
-export function checkHttpUrl(value: string, flag: string): string | null {
+function checkHttpUrl(value: string, flag: string): string | null {
   if (value === '') return null;
   parseUrl(value, flag, 'an http(s)://host/path URL (or "" to clear it)');
   return value;

@@ -181,7 +181,7 @@ export class Session implements AuthSource {
     return !site || !siteUrl || siteUrl.replace(/\/+$/, '') === site.replace(/\/+$/, '');
   }
 
-  /** Where the credential store keeps things: keychain, file or memory. */
+  /** Where the credential store keeps things: keychain or file. */
   private async storeKind(): Promise<string> {
     return (await this.deps.store.resolve?.())?.kind ?? this.deps.store.kind;
   }

@@ -19,7 +19,7 @@ export interface Plan {
 }
 
 /** Plan kinds as users type them, and as the wire spells them. */
-export const PLAN_KINDS = {
+const PLAN_KINDS = {
   free: 'free',
   monthly: 'monthly',
   annual: 'annual',
@@ -69,7 +69,7 @@ function checkPlanId(id: string): string {
 }
 
 /** The wire kind for a kind as typed (`one-time` → `one_time`). */
-export function parseKind(kind: string): string {
+function parseKind(kind: string): string {
   const wire = PLAN_KINDS[kind.toLowerCase().replace('_', '-') as keyof typeof PLAN_KINDS];
   if (!wire) {
     throw new UsageError(`Unknown plan kind "${kind}"; use one of: ${Object.keys(PLAN_KINDS).join(', ')}.`, {

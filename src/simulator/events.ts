@@ -9,7 +9,7 @@ export { EVENT_NAMES, type EventName };
 type FieldKind = 'string' | 'string[]' | 'timestamp';
 
 /** The `data` fields of each event (docs/DECISIONS.md §2). */
-export const EVENT_FIELDS: Record<EventName, Record<string, FieldKind>> = {
+const EVENT_FIELDS: Record<EventName, Record<string, FieldKind>> = {
   'user.authorized': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
   'user.revoked': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
   'subscription.created': { user_id: 'string', plan: 'string' },
