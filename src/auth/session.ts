@@ -71,7 +71,7 @@ export interface SessionDeps {
   siteOverridden?: boolean;
   /** Where the cross-process refresh lock lives. */
   configDir?: string;
-  /** POSTs to the OAuth token endpoint (ApiClient.tokenRequest); without it tokens are not refreshed. */
+  /** POSTs to the OAuth token endpoint (auth/token-endpoint.ts); without it tokens are not refreshed. */
   tokenRequest?(body: Record<string, string>): Promise<ApiResponse<Record<string, unknown>>>;
 }
 
