@@ -47,6 +47,13 @@ export function buildEventData(
 ): Record<string, unknown> {
   const fields = EVENT_FIELDS[event];
   const valid = Object.keys(fields).join(', ');
+  const kindOf = (key: string): FieldKind => {
+    const kind = fields[key];
+    if (kind) return kind;
+    throw new UsageError(`${event} has no field "${key}". Its fields are: ${valid}.`, {
+      code: 'unknown_field',
+    });
+  };
   const data: Record<string, unknown> = {};
   if (input.file !== undefined) {
     if (!input.file || typeof input.file !== 'object' || Array.isArray(input.file)) {
@@ -73,11 +80,7 @@ export function buildEventData(
         hints: [`--set data.user_id=usr_123`],
       });
     const [, key, value] = m as unknown as [string, string, string];
-    const kind = fields[key];
-    if (!kind)
-      throw new UsageError(`${event} has no field "${key}". Its fields are: ${valid}.`, {
-        code: 'unknown_field',
-      });
+    const kind = kindOf(key);
     data[key] =
       kind === 'string[]'
         ? value
@@ -87,11 +90,7 @@ export function buildEventData(
         : value;
   }
   for (const [key, value] of Object.entries(data)) {
-    const kind = fields[key];
-    if (!kind)
-      throw new UsageError(`${event} has no field "${key}". Its fields are: ${valid}.`, {
-        code: 'unknown_field',
-      });
+    const kind = kindOf(key);
     const ok =
       kind === 'string[]'
         ? Array.isArray(value) && value.every((v) => typeof v === 'string')

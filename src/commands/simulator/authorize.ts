@@ -13,7 +13,7 @@ export default class SimulatorAuthorize extends BaseCommand<typeof SimulatorAuth
   static enableJsonFlag = true;
   static flags = {
     app: flags.app(),
-    user: Flags.string({ description: 'test user id (usr_…)', required: true }),
+    user: flags.testUser(),
     scope: Flags.string({
       description: 'scope to grant (repeatable or space/comma-separated)',
       multiple: true,

@@ -15,7 +15,7 @@ export default class SimulatorCheck extends BaseCommand<typeof SimulatorCheck> {
   static enableJsonFlag = true;
   static flags = {
     app: flags.app(),
-    user: Flags.string({ description: 'test user id (usr_…)', required: true }),
+    user: flags.testUser(),
     feature: Flags.string({ description: 'feature id', required: true }),
   };
 
