@@ -88,7 +88,8 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     siteUrl,
     siteOverridden: siteUrlSource === 'flag' || siteUrlSource === 'env',
     configDir: dir,
-    tokenRequest: (body) => api.tokenRequest(body),
+    tokenRequest: async (body) =>
+      (await import('./auth/token-endpoint.js')).tokenRequest({ api, config, hintFlags }, body),
   });
   const verbose = input.verbose ?? false;
   const api: ApiClient = new ApiClient({
@@ -98,10 +99,6 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     clock,
     userAgent: userAgent(),
     log: verbose ? (line) => out.info(out.dim(line)) : undefined,
-    siteMemory: {
-      get: (site) => config.siteInfo(site),
-      remember: (site, info) => config.rememberSite(site, info),
-    },
     hintFlags,
     siteSource: describeSiteSource(siteUrlSource, profile),
   });

@@ -15,28 +15,16 @@ import {
 export interface Credential {
   kind: 'token' | 'test_key' | 'live_key';
   secret: string;
-  /** Where it came from: env, keychain, file, memory. */
+  /** Where it came from: env, keychain, file, or login (a token or key being checked). */
   source: string;
 }
 
 /** The request headers that carry a credential: the one place that maps one to the other. */
-export function credentialHeaders(credential: Credential | null): Record<string, string> {
+function credentialHeaders(credential: Credential | null): Record<string, string> {
   if (!credential) return {};
   return credential.kind === 'token'
     ? { authorization: `Bearer ${credential.secret}` }
     : { [HEADER.apiKey]: credential.secret };
-}
-
-/** What the client learned about a site's OAuth server (docs/DECISIONS.md §4), remembered per site. */
-export interface SiteInfo {
-  token_endpoint?: string;
-  authorization_endpoint?: string;
-  /** How the token endpoint wants its body: JSON (the published form) or form-encoded (RFC 6749). */
-  token_encoding?: 'json' | 'form';
-  /** How the client secret travels: in the body, or HTTP Basic (RFC 6749 §2.3.1). */
-  token_auth?: 'post' | 'basic';
-  /** Whether RFC 8414 metadata was looked for (found or not). */
-  metadata_checked?: boolean;
 }
 
 /** Supplies credentials; the auth module adds refresh. */
@@ -54,11 +42,6 @@ export interface ApiClientOptions {
   userAgent: string;
   /** `--verbose` sink: one line per request and response, secrets redacted. */
   log?: (line: string) => void;
-  /** Where what the client learned about a site's OAuth server is remembered. */
-  siteMemory?: {
-    get(siteUrl: string): Promise<SiteInfo>;
-    remember(siteUrl: string, info: SiteInfo): Promise<void>;
-  };
   /** Where the site URL came from (`--site-url`, `MKT_SITE_URL`, a profile, the default), for messages. */
   siteSource?: string;
   /** Global flags a printed hint must repeat to run in the same situation (e.g. `--site-url …`). */
@@ -279,112 +262,6 @@ export class ApiClient {
     return pacer;
   }
 
-  /** The site's OAuth endpoints: from RFC 8414 metadata when the server publishes it, else the interface's paths. */
-  async oauthEndpoints(): Promise<{ authorize: string; token: string[]; info: SiteInfo }> {
-    const memory = this.options.siteMemory;
-    let info = (await memory?.get(this.siteUrl)) ?? {};
-    if (!info.metadata_checked) {
-      info = { ...info, ...(await this.discover()), metadata_checked: true };
-      await memory?.remember(this.siteUrl, info);
-    }
-    const token = [`${this.siteUrl}/api/oauth/token`, `${this.baseUrl}/oauth/token`];
-    if (info.token_endpoint) token.sort((a) => (a === info.token_endpoint ? -1 : 1));
-    if (info.token_endpoint && !token.includes(info.token_endpoint)) token.unshift(info.token_endpoint);
-    return { authorize: info.authorization_endpoint ?? `${this.siteUrl}/oauth/authorize`, token, info };
-  }
-
-  /** RFC 8414 metadata (`/.well-known/oauth-authorization-server`, inserted before the site's path). */
-  private async discover(): Promise<SiteInfo> {
-    const site = new URL(this.siteUrl);
-    const url = `${site.origin}/.well-known/oauth-authorization-server${site.pathname.replace(/\/+$/, '')}`;
-    const res = await this.request<Record<string, unknown>>('GET', url, {
-      auth: false,
-      allowErrorStatus: true,
-    });
-    const meta = res.status === 200 && res.data && typeof res.data === 'object' ? res.data : undefined;
-    const sameOrigin = (v: unknown) =>
-      typeof v === 'string' && URL.canParse(v) && new URL(v).origin === site.origin ? v : undefined;
-    const token_endpoint = sameOrigin(meta?.token_endpoint);
-    if (!meta || !token_endpoint) return {};
-    const methods = Array.isArray(meta.token_endpoint_auth_methods_supported)
-      ? meta.token_endpoint_auth_methods_supported
-      : ['client_secret_basic']; // RFC 8414 §2: the default when the field is absent
-    return {
-      token_endpoint,
-      authorization_endpoint: sameOrigin(meta.authorization_endpoint),
-      token_auth: methods.includes('client_secret_post')
-        ? 'post'
-        : methods.includes('client_secret_basic')
-          ? 'basic'
-          : undefined,
-    };
-  }
-
-  /**
-   * POSTs to the OAuth token endpoint (docs/DECISIONS.md §4): the remembered or published one, else
-   * `{site_url}/api/oauth/token` then `{base_url}/oauth/token` on 404/405; JSON first, form-encoded
-   * when the server asks for it, the client secret by HTTP Basic when the server asks for that.
-   * What worked is remembered per site. The server rejects such attempts before it looks at the code.
-   */
-  async tokenRequest<T = Record<string, unknown>>(body: Record<string, string>): Promise<ApiResponse<T>> {
-    const { token: candidates, info } = await this.oauthEndpoints();
-    let encoding = info.token_encoding ?? 'json';
-    let auth = info.token_auth ?? 'post';
-    let last: ApiResponse<unknown> | undefined;
-    for (const endpoint of candidates) {
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const res = await this.request<unknown>('POST', endpoint, {
-          ...tokenBody(body, encoding, auth),
-          auth: false,
-          allowErrorStatus: true,
-        });
-        last = res;
-        if (res.status === 404 || res.status === 405) break;
-        if (encoding === 'json' && wantsForm(res)) {
-          encoding = 'form';
-          continue;
-        }
-        if (auth === 'post' && body.client_secret && wantsBasic(res)) {
-          auth = 'basic';
-          continue;
-        }
-        // The endpoint answered; how to talk to it is learned only from a success (a wrong secret
-        // refused by Basic too says nothing about Basic).
-        const learned: SiteInfo =
-          res.status < 400
-            ? { token_endpoint: endpoint, token_encoding: encoding, token_auth: auth }
-            : { token_endpoint: endpoint };
-        if (Object.entries(learned).some(([k, v]) => info[k as keyof SiteInfo] !== v))
-          await this.options.siteMemory?.remember(this.siteUrl, { ...info, ...learned });
-        if (res.status >= 400) throw this.tokenError(endpoint, res);
-        const data = res.data as Record<string, unknown> | undefined;
-        if (typeof data?.access_token !== 'string' || !data.access_token) {
-          throw new MktError(
-            'bad_token_response',
-            `${endpoint} answered ${res.status} without an access_token${excerpt(redactBody(res.text)) || ' (an empty body)'}.`,
-          );
-        }
-        return res as ApiResponse<T>;
-      }
-      if (last && last.status !== 404 && last.status !== 405) throw this.tokenError(endpoint, last);
-    }
-    throw new ApiError(
-      last?.status ?? 404,
-      'token_endpoint_not_found',
-      `${this.siteUrl} has no OAuth token endpoint at ${candidates.join(' or ')}.`,
-      { hints: [`mkt config get site-url${this.hintFlags()}   (is this the marketplace's root address?)`] },
-    );
-  }
-
-  /** A token endpoint failure with the server's `error` and `error_description`, or status and excerpt. */
-  private tokenError(endpoint: string, res: ApiResponse<unknown>): MktError {
-    const { code, message } = describeError(res, res.data);
-    const text = `The token endpoint ${endpoint} answered ${res.status}: ${message}`;
-    if (res.status === 429) return this.errorFor(res, res.data, null);
-    if (res.status >= 500) return new ApiError(res.status, code || `http_${res.status}`, text);
-    return new AuthError(code || `http_${res.status}`, text, { hints: [] });
-  }
-
   /** Cannot reach the site: says where its URL came from, and for a local address the sandbox to start. */
   private unreachable(err: UnreachableError, url: URL): UnreachableError {
     const local = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
@@ -448,7 +325,8 @@ export class ApiClient {
     return this.options.hintFlags ? ` ${this.options.hintFlags}` : '';
   }
 
-  private errorFor(res: HttpResponse, data: unknown, credential: Credential | null, url?: URL): MktError {
+  /** The MktError for an error response: what is wrong, and the command that fixes it. */
+  errorFor(res: HttpResponse, data: unknown, credential: Credential | null, url?: URL): MktError {
     const { code, message } = describeError(res, data);
     const flags = this.hintFlags();
     if (res.status === 401) {
@@ -472,48 +350,6 @@ export class ApiClient {
   private log(line: string): void {
     this.options.log?.(line);
   }
-}
-
-/** The token request as JSON or form (RFC 6749 §4.1.3), the client secret in it or as HTTP Basic. */
-function tokenBody(
-  body: Record<string, string>,
-  encoding: 'json' | 'form',
-  auth: 'post' | 'basic',
-): Pick<RequestOptions, 'json' | 'body' | 'headers'> {
-  const fields = { ...body };
-  const headers: Record<string, string> = {};
-  if (auth === 'basic' && fields.client_id && fields.client_secret !== undefined) {
-    // RFC 6749 §2.3.1: id and secret are form-urlencoded before they are joined and base64-encoded.
-    const form = (v: string) => new URLSearchParams({ v }).toString().slice(2);
-    headers.authorization = `Basic ${Buffer.from(`${form(fields.client_id)}:${form(fields.client_secret)}`).toString('base64')}`;
-    delete fields.client_id;
-    delete fields.client_secret;
-  }
-  if (encoding === 'json') return { json: fields, headers };
-  headers['content-type'] = 'application/x-www-form-urlencoded';
-  return { body: new URLSearchParams(fields).toString(), headers };
-}
-
-/** The server takes only form-encoded token requests: 415, or 400 invalid_request naming the encoding. */
-function wantsForm(res: ApiResponse<unknown>): boolean {
-  if (res.status === 415) return true;
-  const data = res.data as { error?: unknown } | undefined;
-  return (
-    res.status === 400 &&
-    data?.error === 'invalid_request' &&
-    /urlencoded|content[- ]?type|form[- ]encod/i.test(res.text)
-  );
-}
-
-/** The server wants the client secret by HTTP Basic: 401 with `WWW-Authenticate: Basic`, or says so. */
-function wantsBasic(res: ApiResponse<unknown>): boolean {
-  if (res.status !== 401 && res.status !== 400) return false;
-  const challenge = String(res.headers['www-authenticate'] ?? '');
-  const data = res.data as { error?: unknown } | undefined;
-  return (
-    (res.status === 401 && /^\s*basic\b/i.test(challenge)) ||
-    (data?.error === 'invalid_client' && /\bbasic\b/i.test(res.text))
-  );
 }
 
 function parseBody(res: HttpResponse): unknown {
@@ -543,7 +379,8 @@ export function describeError(res: HttpResponse, data: unknown): { code: string;
   return { code: '', message: `HTTP ${res.status}${excerpt(res.text)}` };
 }
 
-function excerpt(text: string): string {
+/** ': ' and the first 200 characters of a body's text (HTML tags dropped), or nothing. */
+export function excerpt(text: string): string {
   const plain = text
     .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
     .replace(/<[^>]+>/g, ' ')
@@ -554,7 +391,7 @@ function excerpt(text: string): string {
 }
 
 /** Retry-After in ms (seconds or an HTTP date), or undefined. */
-export function retryAfterMs(
+function retryAfterMs(
   headers: Record<string, string | string[] | undefined>,
   now: number,
 ): number | undefined {

@@ -7,7 +7,7 @@ import type { ApiResponse } from './client.js';
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Turns `key=value` strings into an object: typed scalars, `key[]=v` arrays, `a.b=v` nesting. */
-export function parseFields(fields: string[]): Record<string, unknown> {
+function parseFields(fields: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const field of fields) {
     const eq = field.indexOf('=');

@@ -11,7 +11,7 @@ const SECRET_HEADERS = new Set([
 ]);
 
 /** Replaces every secret-looking value in free text. */
-export function redactText(text: string): string {
+function redactText(text: string): string {
   return text.replace(SECRET_VALUE, (_m, prefix: string) => `${prefix}[redacted]`);
 }
 
@@ -29,7 +29,7 @@ export function redactHeaders(
 }
 
 /** A copy of a JSON value with secret fields and secret-looking strings redacted. */
-export function redactJson(value: unknown, key = '', depth = 0): unknown {
+function redactJson(value: unknown, key = '', depth = 0): unknown {
   // A top-level `code` is an OAuth authorization code; a nested one is an error code.
   // Metadata names such as `token_endpoint` are addresses, not secrets.
   const secretKey =

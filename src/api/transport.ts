@@ -22,7 +22,7 @@ export interface HttpResponse {
 type Env = Record<string, string | undefined>;
 
 /** True when the environment names a proxy (HTTPS_PROXY, HTTP_PROXY, either case). */
-export function proxyConfigured(env: Env): boolean {
+function proxyConfigured(env: Env): boolean {
   return Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy);
 }
 
@@ -83,14 +83,18 @@ async function sendDirect(req: HttpRequest): Promise<HttpResponse> {
   });
 }
 
-async function sendViaUndici(req: HttpRequest, env: Env): Promise<HttpResponse> {
-  const { EnvHttpProxyAgent, request } = await import('undici');
-  const dispatcher = new EnvHttpProxyAgent({
+/** The proxies from the environment, upper or lower case (an https request falls back to HTTP_PROXY). */
+function proxies(env: Env): { httpProxy?: string; httpsProxy?: string; noProxy: string } {
+  return {
     httpProxy: env.HTTP_PROXY || env.http_proxy,
     httpsProxy: env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy,
     noProxy: env.NO_PROXY ?? env.no_proxy ?? '',
-    connect: { timeout: req.connectTimeoutMs },
-  });
+  };
+}
+
+async function sendViaUndici(req: HttpRequest, env: Env): Promise<HttpResponse> {
+  const { EnvHttpProxyAgent, request } = await import('undici');
+  const dispatcher = new EnvHttpProxyAgent({ ...proxies(env), connect: { timeout: req.connectTimeoutMs } });
   try {
     const res = await request(req.url, {
       method: req.method as 'GET',
@@ -171,11 +175,7 @@ export async function openStream(
 ): Promise<StreamResponse> {
   if (proxyConfigured(env)) {
     const { EnvHttpProxyAgent, request } = await import('undici');
-    const dispatcher = new EnvHttpProxyAgent({
-      httpProxy: env.HTTP_PROXY || env.http_proxy,
-      httpsProxy: env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy,
-      noProxy: env.NO_PROXY ?? env.no_proxy ?? '',
-    });
+    const dispatcher = new EnvHttpProxyAgent(proxies(env));
     signal.addEventListener('abort', () => void dispatcher.destroy(), { once: true });
     const res = await request(url, { method: 'GET', headers, dispatcher, signal, bodyTimeout: 0 });
     return { status: res.statusCode, body: res.body };

@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
 import { accounts } from '../credentials/accounts.js';
+import { confirmAction } from '../platform/prompts.js';
 import { resolveAppId } from './resolve.js';
 
 /** An application as the API answers it (unknown extra fields are kept). */
@@ -56,7 +57,7 @@ function isLoopback(url: URL): boolean {
 }
 
 /** Checks an OAuth redirect URI: https anywhere, plain http only on a loopback host (RFC 8252). */
-export function checkRedirectUri(value: string): string {
+function checkRedirectUri(value: string): string {
   const accepted = 'https://… or, for a local app, http://127.0.0.1, http://[::1] or http://localhost';
   const url = parseUrl(value, '--redirect-uri', accepted);
   if (url.protocol === 'http:' && !isLoopback(url)) {
@@ -69,7 +70,7 @@ export function checkRedirectUri(value: string): string {
 }
 
 /** Checks a webhook or embed URL (http or https); an empty string means "none". */
-export function checkHttpUrl(value: string, flag: string): string | null {
+function checkHttpUrl(value: string, flag: string): string | null {
   if (value === '') return null;
   parseUrl(value, flag, 'an http(s)://host/path URL (or "" to clear it)');
   return value;
@@ -110,8 +111,8 @@ export function listApps(deps: Pick<Deps, 'api'>): Promise<App[]> {
 }
 
 /** One app: --app or the profile's default. */
-export async function getApp(deps: AppDeps, appFlag: string | undefined): Promise<App> {
-  const id = await resolveAppId(deps, appFlag);
+export async function getApp(deps: AppDeps, input: { app?: string }): Promise<App> {
+  const id = await resolveAppId(deps, input.app);
   return (await deps.api.get<App>(appPath(id))).data;
 }
 
@@ -128,27 +129,37 @@ export async function createApp(
 }
 
 /** Changes an app's name, redirect URIs, webhook or embed URL. */
-export async function updateApp(deps: AppDeps, appFlag: string | undefined, input: AppInput): Promise<App> {
+export async function updateApp(deps: AppDeps, input: AppInput & { app?: string }): Promise<App> {
   const fields = body(input);
   if (Object.keys(fields).length === 0) {
     throw new UsageError('Nothing to change: pass --name, --redirect-uri, --webhook-url or --embed-url.', {
       code: 'nothing_to_update',
     });
   }
-  const id = await resolveAppId(deps, appFlag);
+  const id = await resolveAppId(deps, input.app);
   return (await deps.api.patch<App>(appPath(id), fields)).data;
 }
 
-/** Deletes an app; forgets it as the profile's default when it was. Returns whether it was the default. */
-export async function deleteApp(deps: AppDeps, id: string): Promise<{ wasDefault: boolean }> {
+/** Deletes an app once confirmed; forgets it as the profile's default when it was, and says so. */
+export async function deleteApp(
+  deps: AppDeps & Pick<Deps, 'out' | 'stdin'>,
+  input: { app?: string; yes?: boolean },
+): Promise<{ id: string; wasDefault: boolean }> {
+  const id = await resolveAppId(deps, input.app);
+  await confirmAction(
+    deps,
+    `Delete app ${id} with its plans and API keys (integrations using it stop working)?`,
+    { yes: input.yes },
+  );
   await deps.api.delete(appPath(id));
   const wasDefault = (await deps.config.get(deps.profile, 'app')) === id;
   if (wasDefault) await deps.config.unset(deps.profile, 'app');
-  return { wasDefault };
+  return { id, wasDefault };
 }
 
 /** Makes an app the profile's default after checking that it exists and the caller may see it. */
-export async function useApp(deps: AppDeps, id: string): Promise<App> {
+export async function useApp(deps: AppDeps, input: { id: string }): Promise<App> {
+  const { id } = input;
   if (!/^app_[A-Za-z0-9_-]+$/.test(id)) {
     throw new UsageError(`"${id}" is not an app id (app_…).`, {
       code: 'invalid_app',
@@ -170,8 +181,20 @@ export interface Rotation {
   storeError?: string;
 }
 
-/** Rotates the client or webhook secret of an app and stores the new one in the credential store. */
-export async function rotateSecret(deps: AppDeps, id: string, kind: 'client' | 'webhook'): Promise<Rotation> {
+/** What each rotatable secret is called. */
+export const SECRET_NAMES = { client: 'client secret', webhook: 'webhook signing secret' } as const;
+
+/** Rotates the client or webhook secret of an app once confirmed, and stores the new one in the credential store. */
+export async function rotateSecret(
+  deps: AppDeps & Pick<Deps, 'out' | 'stdin'>,
+  input: { app?: string; kind: 'client' | 'webhook'; yes?: boolean },
+): Promise<Rotation> {
+  const { kind } = input;
+  const id = await resolveAppId(deps, input.app);
+  const breaks = kind === 'client' ? 'sign-ins using the old one' : 'receivers verifying with the old one';
+  await confirmAction(deps, `Rotate the ${SECRET_NAMES[kind]} of ${id} (this breaks ${breaks})?`, {
+    yes: input.yes,
+  });
   if (kind === 'client') {
     const app = (await deps.api.post<App>(`${appPath(id)}/client-secret`, {})).data;
     const secret = String(app.client_secret ?? '');

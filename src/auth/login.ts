@@ -6,6 +6,7 @@ import { readInput } from '../platform/input.js';
 import { promptSecret } from '../platform/prompts.js';
 import { type AuthorizationResponse, parseAuthorizationResponse, startCallbackListener } from './loopback.js';
 import { newAuthorizationSecrets } from './pkce.js';
+import { oauthEndpoints, tokenRequest } from './token-endpoint.js';
 import { markSignedIn } from './profiles.js';
 import { apiKeyKind, storedKey, type StoredToken, tokenFromResponse } from './session.js';
 
@@ -56,7 +57,7 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
   const scopes = [...new Set([...DEFAULT_SCOPES, ...(input.scopes ?? [])].flatMap((s) => s.split(/[\s,]+/)))]
     .filter(Boolean)
     .join(' ');
-  const { authorize } = await deps.api.oauthEndpoints();
+  const { authorize } = await oauthEndpoints(deps);
   const { verifier, challenge, state } = newAuthorizationSecrets();
   const listener = await startCallbackListener(input.port ?? 0, state);
   const abort = new AbortController();
@@ -114,7 +115,7 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
 
     let res;
     try {
-      res = await deps.api.tokenRequest({
+      res = await tokenRequest(deps, {
         grant_type: 'authorization_code',
         code,
         client_id: clientId,

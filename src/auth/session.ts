@@ -71,7 +71,7 @@ export interface SessionDeps {
   siteOverridden?: boolean;
   /** Where the cross-process refresh lock lives. */
   configDir?: string;
-  /** POSTs to the OAuth token endpoint (ApiClient.tokenRequest); without it tokens are not refreshed. */
+  /** POSTs to the OAuth token endpoint (auth/token-endpoint.ts); without it tokens are not refreshed. */
   tokenRequest?(body: Record<string, string>): Promise<ApiResponse<Record<string, unknown>>>;
 }
 
@@ -181,7 +181,7 @@ export class Session implements AuthSource {
     return !site || !siteUrl || siteUrl.replace(/\/+$/, '') === site.replace(/\/+$/, '');
   }
 
-  /** Where the credential store keeps things: keychain, file or memory. */
+  /** Where the credential store keeps things: keychain or file. */
   private async storeKind(): Promise<string> {
     return (await this.deps.store.resolve?.())?.kind ?? this.deps.store.kind;
   }

@@ -10,7 +10,7 @@ export interface AuthStatus {
   profile: string;
   kind: 'token' | 'test_key' | 'live_key';
   live: boolean;
-  /** env, keychain, file or memory. */
+  /** env, keychain or file. */
   source: string;
   /** Where the credential store keeps secrets (the file's path for the file store). */
   store: string;

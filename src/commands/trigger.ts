@@ -2,15 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { UsageError } from '../errors.js';
 import { flags } from '../flags.js';
-import {
-  EVENT_NAMES,
-  buildEventData,
-  checkEventName,
-  requireTestCredential,
-  resolveServerDefaults,
-  triggerEvent,
-  withDefaults,
-} from '../simulator/events.js';
+import { EVENT_NAMES, buildEventData, checkEventName, triggerEvent } from '../simulator/events.js';
 
 export default class Trigger extends BaseCommand<typeof Trigger> {
   static summary = 'Send a test webhook event through the Integration Simulator.';
@@ -52,24 +44,14 @@ Fields left out get defaults (the app's first test user, the user's plan, now). 
     }
     const data = buildEventData(event, { file, sets: f.set, user: f.user, plan: f.plan });
     const deps = await this.deps();
-    await requireTestCredential(deps);
-    const { resolveAppId } = await import('../apps/resolve.js');
-    const appId = await resolveAppId(deps, f.app);
-    const filled = withDefaults(event, data, appId, deps.clock.now());
-    if (f['dry-run']) {
-      const full = await resolveServerDefaults(deps, event, filled, appId);
-      const envelope = {
-        event,
-        timestamp: new Date(deps.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-        data: full,
-      };
+    const result = await triggerEvent(deps, { app: f.app, event, data, dryRun: f['dry-run'] });
+    if ('dry_run' in result) {
       if (!deps.json) {
-        deps.out.data(JSON.stringify(envelope, null, 2));
+        deps.out.data(JSON.stringify(result.envelope, null, 2));
         deps.out.info(deps.out.dim('Dry run: nothing was sent.'));
       }
-      return { dry_run: true, app_id: appId, envelope };
+      return result;
     }
-    const result = await triggerEvent(deps, { appId, event, data: filled });
     if (!deps.json) {
       deps.out.data(result.delivery_id);
       const w = result.webhook;

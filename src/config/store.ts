@@ -1,6 +1,6 @@
 import { chmod, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SiteInfo } from '../api/client.js';
+import type { SiteInfo } from '../auth/token-endpoint.js';
 import { writeFileAtomic } from '../platform/fs-atomic.js';
 import { MktError, UsageError } from '../errors.js';
 

@@ -7,7 +7,7 @@ import { sessionBusAnswers } from './dbus-probe.js';
 
 /** Where secrets live: the OS keychain, or an owner-only file where no keychain answers. */
 export interface CredentialStore {
-  readonly kind: 'keychain' | 'file' | 'memory';
+  readonly kind: 'keychain' | 'file';
   /** Human description of the place, for `auth status` and notices. */
   readonly location: string;
   get(account: string): Promise<string | null>;
@@ -17,10 +17,10 @@ export interface CredentialStore {
 
 const SERVICE = 'mkt';
 /** A keychain that does not answer within this time is treated as absent: the CLI never hangs on it. */
-export const KEYCHAIN_TIMEOUT_MS = 5000;
+const KEYCHAIN_TIMEOUT_MS = 5000;
 
 /** Raised when the OS keychain cannot be used (no Secret Service, locked, timed out). */
-export class KeychainUnavailableError extends MktError {
+class KeychainUnavailableError extends MktError {
   constructor(detail: string) {
     super('keychain_unavailable', `The OS keychain is not available: ${detail}`, 1, {
       hints: ['MKT_CREDENTIAL_STORE=file mkt …   (store credentials in an owner-only file instead)'],
@@ -165,22 +165,6 @@ export class FileStore implements CredentialStore {
     delete all[account];
     await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', { mode: 0o600, dirMode: 0o700 });
     return true;
-  }
-}
-
-/** A store in memory; for programs that embed mkt's domain code without touching the machine. */
-export class MemoryStore implements CredentialStore {
-  readonly kind = 'memory';
-  readonly location = 'memory';
-  private readonly secrets = new Map<string, string>();
-  async get(account: string) {
-    return this.secrets.get(account) ?? null;
-  }
-  async set(account: string, secret: string) {
-    this.secrets.set(account, secret);
-  }
-  async delete(account: string) {
-    return this.secrets.delete(account);
   }
 }
 

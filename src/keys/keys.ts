@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
 import { resolveAppId } from '../apps/resolve.js';
+import { confirmAction } from '../platform/prompts.js';
 
 /** An API key as listed: never the whole secret. */
 export interface ApiKey {
@@ -22,32 +23,23 @@ function withoutSecret(key: ApiKey): ApiKey {
   return whole && !rest.last4 ? { ...rest, last4: whole.slice(-4) } : rest;
 }
 
-/** Every key of the app, without secrets. */
-export async function listKeys(deps: KeyDeps, appFlag: string | undefined): Promise<ApiKey[]> {
-  const keys = await deps.api.list<ApiKey>(keysPath(await resolveAppId(deps, appFlag)));
+/** Every key of the app, without secrets; `app` is --app (the default app when left out). */
+export async function listKeys(deps: KeyDeps, input: { app?: string }): Promise<ApiKey[]> {
+  const keys = await deps.api.list<ApiKey>(keysPath(await resolveAppId(deps, input.app)));
   return keys.map(withoutSecret);
-}
-
-/** Checks `--mode`. */
-export function checkMode(mode: string): 'test' | 'live' {
-  if (mode !== 'test' && mode !== 'live') {
-    throw new UsageError(`Unknown key mode "${mode}"; use test or live.`, { code: 'invalid_mode' });
-  }
-  return mode;
 }
 
 /** Creates a key; the answer carries the whole secret (`key`) this once. */
 export async function createKey(
   deps: KeyDeps,
-  appFlag: string | undefined,
-  mode: 'test' | 'live',
+  input: { app?: string; mode: 'test' | 'live' },
 ): Promise<ApiKey & { key: string }> {
-  const app = await resolveAppId(deps, appFlag);
-  return (await deps.api.post<ApiKey & { key: string }>(keysPath(app), { mode })).data;
+  const app = await resolveAppId(deps, input.app);
+  return (await deps.api.post<ApiKey & { key: string }>(keysPath(app), { mode: input.mode })).data;
 }
 
 /** Checks a key id: the id shown by `mkt keys list`, never the secret itself. */
-export function checkKeyId(id: string): string {
+function checkKeyId(id: string): string {
   if (/^(test|live)_/.test(id)) {
     throw new UsageError('That looks like the key itself; pass its id (key_…) as shown by `mkt keys list`.', {
       code: 'invalid_key_id',
@@ -63,7 +55,16 @@ export function checkKeyId(id: string): string {
   return id;
 }
 
-/** Revokes (deletes) a key; requests made with it fail from now on. */
-export async function revokeKey(deps: Pick<Deps, 'api'>, app: string, id: string): Promise<void> {
+/** Revokes (deletes) a key once confirmed; requests made with it fail from now on. */
+export async function revokeKey(
+  deps: KeyDeps & Pick<Deps, 'out' | 'stdin'>,
+  input: { app?: string; id: string; yes?: boolean },
+): Promise<{ id: string; revoked: true }> {
+  const app = await resolveAppId(deps, input.app);
+  const id = checkKeyId(input.id);
+  await confirmAction(deps, `Revoke API key ${id} of ${app} (anything using it stops working)?`, {
+    yes: input.yes,
+  });
   await deps.api.delete(`${keysPath(app)}/${encodeURIComponent(id)}`);
+  return { id, revoked: true };
 }

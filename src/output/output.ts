@@ -10,8 +10,8 @@ export interface Column<T> {
 }
 
 /**
- * Where a command's words go: data on stdout, everything else on stderr. Colour, tables and
- * spinners only on a terminal, never under CI, NO_COLOR or --json.
+ * Where a command's words go: data on stdout, everything else on stderr. Colour and tables only
+ * on a terminal, never under CI, NO_COLOR or --json.
  */
 export class Output {
   readonly stdout: Stream;

@@ -35,7 +35,7 @@ export function minorUnits(currency: string): number | undefined {
 }
 
 /** Checks a currency code and returns it upper-cased; a UsageError otherwise. */
-export function parseCurrency(currency: string): string {
+function parseCurrency(currency: string): string {
   const code = currency.trim().toUpperCase();
   if (minorUnits(code) === undefined) {
     throw new UsageError(

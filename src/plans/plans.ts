@@ -2,6 +2,7 @@ import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
 import { parseMoney, type Money } from './money.js';
 import { resolveAppId } from '../apps/resolve.js';
+import { confirmAction } from '../platform/prompts.js';
 
 /** A pricing plan as the API answers it (unknown extra fields are kept). */
 export interface Plan {
@@ -18,7 +19,7 @@ export interface Plan {
 }
 
 /** Plan kinds as users type them, and as the wire spells them. */
-export const PLAN_KINDS = {
+const PLAN_KINDS = {
   free: 'free',
   monthly: 'monthly',
   annual: 'annual',
@@ -58,7 +59,7 @@ export function slugify(name: string): string {
 }
 
 /** Checks a plan id (slug); a UsageError saying what is accepted otherwise. */
-export function checkPlanId(id: string): string {
+function checkPlanId(id: string): string {
   if (!SLUG.test(id)) {
     throw new UsageError(`"${id}" is not a plan id: use ${SLUG_RULE} (for example pro-monthly).`, {
       code: 'invalid_plan_id',
@@ -68,7 +69,7 @@ export function checkPlanId(id: string): string {
 }
 
 /** The wire kind for a kind as typed (`one-time` → `one_time`). */
-export function parseKind(kind: string): string {
+function parseKind(kind: string): string {
   const wire = PLAN_KINDS[kind.toLowerCase().replace('_', '-') as keyof typeof PLAN_KINDS];
   if (!wire) {
     throw new UsageError(`Unknown plan kind "${kind}"; use one of: ${Object.keys(PLAN_KINDS).join(', ')}.`, {
@@ -173,44 +174,45 @@ export function planUpdateBody(flags: PlanFlags): Record<string, unknown> {
   return fields;
 }
 
-/** Every plan of the app (all pages). */
-export async function listPlans(deps: PlanDeps, appFlag: string | undefined): Promise<Plan[]> {
-  return deps.api.list<Plan>(plansPath(await resolveAppId(deps, appFlag)));
+/** Every plan of the app (all pages); `app` is --app (the default app when left out). */
+export async function listPlans(deps: PlanDeps, input: { app?: string }): Promise<Plan[]> {
+  return deps.api.list<Plan>(plansPath(await resolveAppId(deps, input.app)));
 }
 
 /** One plan of the app. */
-export async function getPlan(deps: PlanDeps, appFlag: string | undefined, id: string): Promise<Plan> {
-  const app = await resolveAppId(deps, appFlag);
-  return (await deps.api.get<Plan>(planPath(app, checkPlanId(id)))).data;
+export async function getPlan(deps: PlanDeps, input: { app?: string; id: string }): Promise<Plan> {
+  const app = await resolveAppId(deps, input.app);
+  return (await deps.api.get<Plan>(planPath(app, checkPlanId(input.id)))).data;
 }
 
 /** Creates a plan from a body made by planCreateBody. */
 export async function createPlan(
   deps: PlanDeps,
-  appFlag: string | undefined,
-  body: Record<string, unknown>,
+  input: { app?: string; body: Record<string, unknown> },
 ): Promise<Plan> {
-  const app = await resolveAppId(deps, appFlag);
-  return (await deps.api.post<Plan>(plansPath(app), body)).data;
+  const app = await resolveAppId(deps, input.app);
+  return (await deps.api.post<Plan>(plansPath(app), input.body)).data;
 }
 
 /** Changes a plan with a body made by planUpdateBody. */
 export async function updatePlan(
   deps: PlanDeps,
-  appFlag: string | undefined,
-  id: string,
-  body: Record<string, unknown>,
+  input: { app?: string; id: string; body: Record<string, unknown> },
 ): Promise<Plan> {
-  const app = await resolveAppId(deps, appFlag);
-  return (await deps.api.patch<Plan>(planPath(app, checkPlanId(id)), body)).data;
+  const app = await resolveAppId(deps, input.app);
+  return (await deps.api.patch<Plan>(planPath(app, checkPlanId(input.id)), input.body)).data;
 }
 
-/** Deletes a plan; a plan with subscribers is archived instead (the server answers 200 with it). */
+/** Deletes a plan once confirmed; a plan with subscribers is archived instead (the server answers 200 with it). */
 export async function deletePlan(
-  deps: Pick<Deps, 'api'>,
-  app: string,
-  id: string,
+  deps: PlanDeps & Pick<Deps, 'out' | 'stdin'>,
+  input: { app?: string; id: string; yes?: boolean },
 ): Promise<{ id: string; deleted: boolean; archived: boolean; plan?: Plan }> {
+  const app = await resolveAppId(deps, input.app);
+  const id = checkPlanId(input.id);
+  await confirmAction(deps, `Delete plan ${id} of ${app} (archived instead if it has subscribers)?`, {
+    yes: input.yes,
+  });
   const res = await deps.api.delete<Plan | undefined>(planPath(app, id));
   if (res.status !== 204 && res.data && typeof res.data === 'object' && res.data.archived === true) {
     return { id, deleted: false, archived: true, plan: res.data };

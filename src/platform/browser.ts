@@ -3,17 +3,17 @@ import { spawn } from 'node:child_process';
 type Env = Record<string, string | undefined>;
 
 /** Secrets mkt reads from its environment; no child it starts to open a URL inherits them. */
-export const SECRET_ENV = ['MKT_CLIENT_SECRET', 'MKT_API_KEY', 'MKT_ACCESS_TOKEN', 'MKT_WEBHOOK_SECRET'];
+const SECRET_ENV = ['MKT_CLIENT_SECRET', 'MKT_API_KEY', 'MKT_ACCESS_TOKEN', 'MKT_WEBHOOK_SECRET'];
 
 /** A copy of `env` without the secrets. */
-export function withoutSecrets(env: Env): Env {
+function withoutSecrets(env: Env): Env {
   const copy = { ...env };
   for (const name of SECRET_ENV) delete copy[name];
   return copy;
 }
 
 /** Splits a command line on spaces, keeping "quoted" or 'quoted' parts together. */
-export function splitCommand(command: string): string[] {
+function splitCommand(command: string): string[] {
   const parts = command.match(/"[^"]*"|'[^']*'|\S+/g) ?? [];
   return parts.map((p) => p.replace(/^(["'])(.*)\1$/, '$2'));
 }

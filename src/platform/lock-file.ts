@@ -86,7 +86,7 @@ const same = (a: LockHolder | 'unreadable' | null, b: LockHolder | 'unreadable')
     a.started_at === b.started_at);
 
 /** The running process that holds the lock file `path`, if any. */
-export async function liveHolder(path: string): Promise<LockHolder | null> {
+async function liveHolder(path: string): Promise<LockHolder | null> {
   const h = await readHolder(path);
   return h && h !== 'unreadable' && alive(path, h) ? h : null;
 }
@@ -101,7 +101,7 @@ export interface LockOptions {
 }
 
 /** An exclusive lock file (created with O_EXCL) holding our pid, host and start time. */
-export class FileLock {
+class FileLock {
   private released = false;
   private readonly onExit = () => this.releaseSync();
 

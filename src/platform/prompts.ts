@@ -2,7 +2,7 @@ import type { Deps } from '../deps.js';
 import { DeclinedError, InterruptedError, UsageError } from '../errors.js';
 
 /** True when we may ask the person something: stdin and stdout are terminals, not CI, not --json. */
-export function canPrompt(deps: Pick<Deps, 'out' | 'stdin'>): boolean {
+function canPrompt(deps: Pick<Deps, 'out' | 'stdin'>): boolean {
   return deps.out.interactive && Boolean(deps.stdin.isTTY);
 }
 

@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.js';
 import { AuthError, UsageError } from '../errors.js';
+import { resolveAppId } from '../apps/resolve.js';
 
 import { EVENT_NAMES, type EventName } from '../wire.js';
 
@@ -8,7 +9,7 @@ export { EVENT_NAMES, type EventName };
 type FieldKind = 'string' | 'string[]' | 'timestamp';
 
 /** The `data` fields of each event (docs/DECISIONS.md §2). */
-export const EVENT_FIELDS: Record<EventName, Record<string, FieldKind>> = {
+const EVENT_FIELDS: Record<EventName, Record<string, FieldKind>> = {
   'user.authorized': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
   'user.revoked': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
   'subscription.created': { user_id: 'string', plan: 'string' },
@@ -46,6 +47,13 @@ export function buildEventData(
 ): Record<string, unknown> {
   const fields = EVENT_FIELDS[event];
   const valid = Object.keys(fields).join(', ');
+  const kindOf = (key: string): FieldKind => {
+    const kind = fields[key];
+    if (kind) return kind;
+    throw new UsageError(`${event} has no field "${key}". Its fields are: ${valid}.`, {
+      code: 'unknown_field',
+    });
+  };
   const data: Record<string, unknown> = {};
   if (input.file !== undefined) {
     if (!input.file || typeof input.file !== 'object' || Array.isArray(input.file)) {
@@ -72,11 +80,7 @@ export function buildEventData(
         hints: [`--set data.user_id=usr_123`],
       });
     const [, key, value] = m as unknown as [string, string, string];
-    const kind = fields[key];
-    if (!kind)
-      throw new UsageError(`${event} has no field "${key}". Its fields are: ${valid}.`, {
-        code: 'unknown_field',
-      });
+    const kind = kindOf(key);
     data[key] =
       kind === 'string[]'
         ? value
@@ -86,11 +90,7 @@ export function buildEventData(
         : value;
   }
   for (const [key, value] of Object.entries(data)) {
-    const kind = fields[key];
-    if (!kind)
-      throw new UsageError(`${event} has no field "${key}". Its fields are: ${valid}.`, {
-        code: 'unknown_field',
-      });
+    const kind = kindOf(key);
     const ok =
       kind === 'string[]'
         ? Array.isArray(value) && value.every((v) => typeof v === 'string')
@@ -105,8 +105,13 @@ export function buildEventData(
   return data;
 }
 
+/** An ISO 8601 time to the second, as the envelopes carry it. */
+function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 /** Fills what the user left out: the app, default scopes, the cancellation time (the server fills the user and plan). */
-export function withDefaults(
+function withDefaults(
   event: EventName,
   data: Record<string, unknown>,
   appId: string,
@@ -117,8 +122,7 @@ export function withDefaults(
     out.app_id ??= appId;
     out.scopes ??= ['identity:read'];
   }
-  if (event === 'subscription.cancelled')
-    out.cancelled_at ??= new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (event === 'subscription.cancelled') out.cancelled_at ??= isoSeconds(now);
   return out;
 }
 
@@ -126,27 +130,47 @@ export function withDefaults(
 export interface TriggerResult {
   delivery_id: string;
   event: string;
-  envelope: { event: string; timestamp: string; data: Record<string, unknown> };
+  envelope: Envelope;
   webhook: { url: string | null; status: string; response_status: number | null; error: string | null };
   listeners: number;
 }
 
-/** Sends a simulated event through the marketplace. */
+/** A webhook envelope (docs/PROTOCOL.md). */
+interface Envelope {
+  event: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** What `mkt trigger --dry-run` answers: the envelope that would be sent. */
+export interface DryRun {
+  dry_run: true;
+  app_id: string;
+  envelope: Envelope;
+}
+
+/**
+ * Sends a simulated event through the marketplace (test credentials only) for --app or the default
+ * app; with `dryRun`, sends nothing and answers the envelope it would send.
+ */
 export async function triggerEvent(
-  deps: Pick<Deps, 'api' | 'session'>,
-  input: { appId: string; event: EventName; data: Record<string, unknown> },
-): Promise<TriggerResult> {
+  deps: Pick<Deps, 'api' | 'config' | 'profile' | 'session' | 'clock'>,
+  input: { app?: string; event: EventName; data: Record<string, unknown>; dryRun?: boolean },
+): Promise<TriggerResult | DryRun> {
   await requireTestCredential(deps);
-  const res = await deps.api.post<TriggerResult>('/simulator/events', {
-    app_id: input.appId,
-    event: input.event,
-    data: input.data,
-  });
-  return res.data;
+  const appId = await resolveAppId(deps, input.app);
+  const data = withDefaults(input.event, input.data, appId, deps.clock.now());
+  if (input.dryRun) {
+    const full = await resolveServerDefaults(deps, input.event, data, appId);
+    const envelope = { event: input.event, timestamp: isoSeconds(deps.clock.now()), data: full };
+    return { dry_run: true, app_id: appId, envelope };
+  }
+  const body = { app_id: appId, event: input.event, data };
+  return (await deps.api.post<TriggerResult>('/simulator/events', body)).data;
 }
 
 /** For --dry-run: fills a missing user (the caller, `/whoami`) and plan (the app's first paid plan) by reading. */
-export async function resolveServerDefaults(
+async function resolveServerDefaults(
   deps: Pick<Deps, 'api'>,
   event: EventName,
   data: Record<string, unknown>,

@@ -1,7 +1,15 @@
 import type { Deps } from '../deps.js';
+import { resolveAppId } from '../apps/resolve.js';
 import { requireTestCredential } from './events.js';
 
-type SimDeps = Pick<Deps, 'api' | 'session'>;
+type SimDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'session'>;
+
+/** The app acted on (--app or the default), once the credential is known to be a test one. */
+async function testApp(deps: SimDeps, app: string | undefined): Promise<string> {
+  const appId = await resolveAppId(deps, app);
+  await requireTestCredential(deps);
+  return appId;
+}
 
 /** A test user as the simulator answers it. */
 export interface TestUser {
@@ -17,11 +25,11 @@ export interface TestUser {
 /** Creates a test user on a plan (a paid plan emits subscription.created). */
 export async function createTestUser(
   deps: SimDeps,
-  input: { appId: string; plan: string; status: string; email?: string; name?: string },
+  input: { app?: string; plan: string; status: string; email?: string; name?: string },
 ): Promise<TestUser> {
-  await requireTestCredential(deps);
+  const appId = await testApp(deps, input.app);
   const body = {
-    app_id: input.appId,
+    app_id: appId,
     plan: input.plan,
     status: input.status,
     email: input.email,
@@ -33,11 +41,11 @@ export async function createTestUser(
 /** A token response for a test user, without a browser (emits user.authorized). */
 export async function authorizeTestUser(
   deps: SimDeps,
-  input: { appId: string; userId: string; scopes?: string[] },
+  input: { app?: string; userId: string; scopes?: string[] },
 ): Promise<Record<string, unknown>> {
-  await requireTestCredential(deps);
+  const appId = await testApp(deps, input.app);
   const body = {
-    app_id: input.appId,
+    app_id: appId,
     user_id: input.userId,
     ...(input.scopes?.length ? { scopes: input.scopes } : {}),
   };
@@ -47,10 +55,10 @@ export async function authorizeTestUser(
 /** Whether a test user may use a feature, and why. */
 export async function checkEntitlement(
   deps: SimDeps,
-  input: { appId: string; userId: string; feature: string },
+  input: { app?: string; userId: string; feature: string },
 ): Promise<{ allowed: boolean; reason: string; entitlement: unknown }> {
-  await requireTestCredential(deps);
-  const body = { app_id: input.appId, user_id: input.userId, feature: input.feature };
+  const appId = await testApp(deps, input.app);
+  const body = { app_id: appId, user_id: input.userId, feature: input.feature };
   return (
     await deps.api.post<{ allowed: boolean; reason: string; entitlement: unknown }>(
       '/simulator/entitlement-checks',

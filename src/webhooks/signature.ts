@@ -3,9 +3,6 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** Signatures are `sha256=` and 64 lowercase (or uppercase) hex digits. */
 export const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
 
-/** Default replay window: an envelope more than this many seconds from now is refused (docs/DECISIONS.md §2). */
-export const DEFAULT_TOLERANCE_SECONDS = 300;
-
 /** The `X-Marketplace-Signature` value for a raw body: HMAC-SHA256 keyed by the UTF-8 bytes of the secret. */
 export function signBody(secret: string, body: string | Buffer): string {
   return `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex')}`;

@@ -273,6 +273,7 @@ describe('token endpoint discovery', () => {
       json(res, 404, { error: { code: 'not_found', message: 'nope' } });
     });
     const { ApiClient } = await import('../../src/api/client.js');
+    const { tokenRequest } = await import('../../src/auth/token-endpoint.js');
     const { ConfigStore } = await import('../../src/config/store.js');
     const { systemClock } = await import('../../src/platform/clock.js');
     const config = new ConfigStore(dir.path);
@@ -282,9 +283,11 @@ describe('token endpoint discovery', () => {
         env: {},
         clock: systemClock,
         userAgent: 'test',
-        siteMemory: { get: (u) => config.siteInfo(u), remember: (u, i) => config.rememberSite(u, i) },
       });
-    const first = await client().tokenRequest({ grant_type: 'authorization_code', code: 'c' });
+    const first = await tokenRequest(
+      { api: client(), config },
+      { grant_type: 'authorization_code', code: 'c' },
+    );
     expect(first.data).toMatchObject({ access_token: 'at_1' });
     expect(s.seen.map((r) => r.url)).toEqual([
       '/.well-known/oauth-authorization-server',
@@ -293,7 +296,7 @@ describe('token endpoint discovery', () => {
     ]);
     const saved = JSON.parse(await readFile(join(dir.path, 'config.json'), 'utf8'));
     expect(saved.sites[s.url].token_endpoint).toBe(`${s.url}/api/v1/oauth/token`);
-    await client().tokenRequest({ grant_type: 'authorization_code', code: 'c' });
+    await tokenRequest({ api: client(), config }, { grant_type: 'authorization_code', code: 'c' });
     expect(s.seen.map((r) => r.url).slice(3)).toEqual(['/api/v1/oauth/token']);
   });
 
@@ -302,9 +305,10 @@ describe('token endpoint discovery', () => {
       json(res, 200, { refresh_token: 'rt_secretNeverShown', note: 'half done' }),
     );
     const { ApiClient } = await import('../../src/api/client.js');
+    const { tokenRequest } = await import('../../src/auth/token-endpoint.js');
     const { systemClock } = await import('../../src/platform/clock.js');
     const client = new ApiClient({ siteUrl: s.url, env: {}, clock: systemClock, userAgent: 'test' });
-    const failed = client.tokenRequest({ grant_type: 'authorization_code', code: 'c' });
+    const failed = tokenRequest({ api: client }, { grant_type: 'authorization_code', code: 'c' });
     await expect(failed).rejects.toMatchObject({
       code: 'bad_token_response',
       message: expect.stringMatching(/answered 200 without an access_token: .*half done/),

@@ -1,8 +1,6 @@
 import { BaseCommand } from '../../base-command.js';
 import { deleteApp } from '../../apps/apps.js';
-import { resolveAppId } from '../../apps/resolve.js';
 import { flags } from '../../flags.js';
-import { confirmAction } from '../../platform/prompts.js';
 
 export default class AppsDelete extends BaseCommand<typeof AppsDelete> {
   static summary = 'Delete an application, with its plans and API keys.';
@@ -16,15 +14,7 @@ export default class AppsDelete extends BaseCommand<typeof AppsDelete> {
 
   async run() {
     const deps = await this.deps();
-    const id = await resolveAppId(deps, this.flags.app);
-    await confirmAction(
-      deps,
-      `Delete app ${id} with its plans and API keys (integrations using it stop working)?`,
-      {
-        yes: this.flags.yes,
-      },
-    );
-    const { wasDefault } = await deleteApp(deps, id);
+    const { id, wasDefault } = await deleteApp(deps, { app: this.flags.app, yes: this.flags.yes });
     if (!deps.json) deps.out.success(`Deleted app ${id}.`);
     if (wasDefault)
       deps.out.info(

@@ -11,7 +11,7 @@ export default class AppsGet extends BaseCommand<typeof AppsGet> {
 
   async run() {
     const deps = await this.deps();
-    const app = await getApp(deps, this.flags.app);
+    const app = await getApp(deps, { app: this.flags.app });
     if (!deps.json) showApp(deps, app);
     return app;
   }

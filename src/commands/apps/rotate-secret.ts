@@ -1,9 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { rotateSecret } from '../../apps/apps.js';
-import { resolveAppId } from '../../apps/resolve.js';
+import { rotateSecret, SECRET_NAMES } from '../../apps/apps.js';
 import { flags } from '../../flags.js';
-import { confirmAction } from '../../platform/prompts.js';
 
 export default class AppsRotateSecret extends BaseCommand<typeof AppsRotateSecret> {
   static summary = "Replace an app's client secret or webhook signing secret.";
@@ -26,17 +24,11 @@ export default class AppsRotateSecret extends BaseCommand<typeof AppsRotateSecre
 
   async run() {
     const deps = await this.deps();
-    const id = await resolveAppId(deps, this.flags.app);
     const kind = this.flags.kind as 'client' | 'webhook';
-    const what = kind === 'client' ? 'client secret' : 'webhook signing secret';
-    const breaks = kind === 'client' ? 'sign-ins using the old one' : 'receivers verifying with the old one';
-    await confirmAction(deps, `Rotate the ${what} of ${id} (this breaks ${breaks})?`, {
-      yes: this.flags.yes,
-    });
-    const rotation = await rotateSecret(deps, id, kind);
+    const rotation = await rotateSecret(deps, { app: this.flags.app, kind, yes: this.flags.yes });
     if (!deps.json) {
       deps.out.data(rotation.secret);
-      deps.out.success(`Rotated the ${what} of ${id}.`);
+      deps.out.success(`Rotated the ${SECRET_NAMES[kind]} of ${rotation.appId}.`);
     }
     if (kind === 'client') deps.out.warn('The new client secret is shown only this once.');
     if (rotation.stored) deps.out.info(`It is stored in the credential store for profile "${deps.profile}".`);

@@ -27,7 +27,7 @@ export default class AppsUpdate extends BaseCommand<typeof AppsUpdate> {
 
   async run() {
     const deps = await this.deps();
-    const app = await updateApp(deps, this.flags.app, checkAppInput(this.flags));
+    const app = await updateApp(deps, { app: this.flags.app, ...checkAppInput(this.flags) });
     if (!deps.json) {
       deps.out.success(`Updated app ${app.name} (${app.id}).`);
       showApp(deps, app);

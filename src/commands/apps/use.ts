@@ -14,7 +14,7 @@ export default class AppsUse extends BaseCommand<typeof AppsUse> {
 
   async run() {
     const deps = await this.deps();
-    const app = await useApp(deps, this.args.app);
+    const app = await useApp(deps, { id: this.args.app });
     if (!deps.json)
       deps.out.success(`Default app for profile "${deps.profile}" is now ${app.name} (${app.id}).`);
     return { profile: deps.profile, app: app.id, name: app.name };

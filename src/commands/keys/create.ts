@@ -30,7 +30,7 @@ export default class KeysCreate extends BaseCommand<typeof KeysCreate> {
         'Creating a LIVE key: it acts on real users and real subscriptions. Keep it out of code and logs.',
       );
     }
-    const key = await createKey(deps, this.flags.app, mode);
+    const key = await createKey(deps, { app: this.flags.app, mode });
     if (!deps.json) {
       if (deps.out.interactive) {
         deps.out.fields([

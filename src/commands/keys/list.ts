@@ -12,7 +12,7 @@ export default class KeysList extends BaseCommand<typeof KeysList> {
 
   async run() {
     const deps = await this.deps();
-    const keys = await listKeys(deps, this.flags.app);
+    const keys = await listKeys(deps, { app: this.flags.app });
     if (!deps.json) {
       deps.out.table(keys, [
         { header: 'id', get: (k) => k.id },

@@ -1,9 +1,7 @@
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { resolveAppId } from '../../apps/resolve.js';
 import { flags } from '../../flags.js';
-import { checkKeyId, revokeKey } from '../../keys/keys.js';
-import { confirmAction } from '../../platform/prompts.js';
+import { revokeKey } from '../../keys/keys.js';
 
 export default class KeysRevoke extends BaseCommand<typeof KeysRevoke> {
   static summary = 'Revoke an API key; requests made with it fail from then on.';
@@ -18,13 +16,8 @@ export default class KeysRevoke extends BaseCommand<typeof KeysRevoke> {
 
   async run() {
     const deps = await this.deps();
-    const app = await resolveAppId(deps, this.flags.app);
-    const id = checkKeyId(this.args.key);
-    await confirmAction(deps, `Revoke API key ${id} of ${app} (anything using it stops working)?`, {
-      yes: this.flags.yes,
-    });
-    await revokeKey(deps, app, id);
-    if (!deps.json) deps.out.success(`Revoked API key ${id}.`);
-    return { id, revoked: true };
+    const result = await revokeKey(deps, { app: this.flags.app, id: this.args.key, yes: this.flags.yes });
+    if (!deps.json) deps.out.success(`Revoked API key ${result.id}.`);
+    return result;
   }
 }

@@ -31,7 +31,7 @@ export default class PlansCreate extends BaseCommand<typeof PlansCreate> {
 
   async run() {
     const deps = await this.deps();
-    const plan = await createPlan(deps, this.flags.app, planCreateBody(this.flags));
+    const plan = await createPlan(deps, { app: this.flags.app, body: planCreateBody(this.flags) });
     if (!deps.json) {
       deps.out.success(`Created plan ${plan.id}.`);
       showPlan(deps, plan);

@@ -1,9 +1,7 @@
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { resolveAppId } from '../../apps/resolve.js';
 import { flags } from '../../flags.js';
-import { checkPlanId, deletePlan } from '../../plans/plans.js';
-import { confirmAction } from '../../platform/prompts.js';
+import { deletePlan } from '../../plans/plans.js';
 
 export default class PlansDelete extends BaseCommand<typeof PlansDelete> {
   static summary = 'Delete a pricing plan; a plan with subscribers is archived instead.';
@@ -19,12 +17,8 @@ export default class PlansDelete extends BaseCommand<typeof PlansDelete> {
 
   async run() {
     const deps = await this.deps();
-    const app = await resolveAppId(deps, this.flags.app);
-    const id = checkPlanId(this.args.plan);
-    await confirmAction(deps, `Delete plan ${id} of ${app} (archived instead if it has subscribers)?`, {
-      yes: this.flags.yes,
-    });
-    const result = await deletePlan(deps, app, id);
+    const result = await deletePlan(deps, { app: this.flags.app, id: this.args.plan, yes: this.flags.yes });
+    const { id } = result;
     if (!deps.json) {
       if (result.archived) {
         deps.out.warn(

@@ -16,7 +16,7 @@ export default class PlansGet extends BaseCommand<typeof PlansGet> {
 
   async run() {
     const deps = await this.deps();
-    const plan = await getPlan(deps, this.flags.app, this.args.plan);
+    const plan = await getPlan(deps, { app: this.flags.app, id: this.args.plan });
     if (!deps.json) showPlan(deps, plan);
     return plan;
   }

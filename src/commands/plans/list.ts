@@ -13,7 +13,7 @@ export default class PlansList extends BaseCommand<typeof PlansList> {
 
   async run() {
     const deps = await this.deps();
-    const plans = await listPlans(deps, this.flags.app);
+    const plans = await listPlans(deps, { app: this.flags.app });
     if (!deps.json) deps.out.table(plans, planColumns);
     return plans;
   }

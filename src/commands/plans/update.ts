@@ -33,7 +33,11 @@ export default class PlansUpdate extends BaseCommand<typeof PlansUpdate> {
 
   async run() {
     const deps = await this.deps();
-    const plan = await updatePlan(deps, this.flags.app, this.args.plan, planUpdateBody(this.flags));
+    const plan = await updatePlan(deps, {
+      app: this.flags.app,
+      id: this.args.plan,
+      body: planUpdateBody(this.flags),
+    });
     if (!deps.json) {
       deps.out.success(`Updated plan ${plan.id}.`);
       showPlan(deps, plan);

@@ -13,7 +13,7 @@ export default class SimulatorAuthorize extends BaseCommand<typeof SimulatorAuth
   static enableJsonFlag = true;
   static flags = {
     app: flags.app(),
-    user: Flags.string({ description: 'test user id (usr_…)', required: true }),
+    user: flags.testUser(),
     scope: Flags.string({
       description: 'scope to grant (repeatable or space/comma-separated)',
       multiple: true,
@@ -23,10 +23,9 @@ export default class SimulatorAuthorize extends BaseCommand<typeof SimulatorAuth
   async run() {
     const deps = await this.deps();
     const { authorizeTestUser } = await import('../../simulator/simulator.js');
-    const { resolveAppId } = await import('../../apps/resolve.js');
     const scopes = (this.flags.scope ?? []).flatMap((s) => s.split(/[\s,]+/)).filter(Boolean);
     const tokens = await authorizeTestUser(deps, {
-      appId: await resolveAppId(deps, this.flags.app),
+      app: this.flags.app,
       userId: this.flags.user,
       scopes,
     });

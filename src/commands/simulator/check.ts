@@ -15,17 +15,16 @@ export default class SimulatorCheck extends BaseCommand<typeof SimulatorCheck> {
   static enableJsonFlag = true;
   static flags = {
     app: flags.app(),
-    user: Flags.string({ description: 'test user id (usr_…)', required: true }),
+    user: flags.testUser(),
     feature: Flags.string({ description: 'feature id', required: true }),
   };
 
   async run() {
     const deps = await this.deps();
     const { checkEntitlement } = await import('../../simulator/simulator.js');
-    const { resolveAppId } = await import('../../apps/resolve.js');
     const f = this.flags;
     const result = await checkEntitlement(deps, {
-      appId: await resolveAppId(deps, f.app),
+      app: f.app,
       userId: f.user,
       feature: f.feature,
     });

@@ -24,10 +24,9 @@ export default class SimulatorUsersCreate extends BaseCommand<typeof SimulatorUs
   async run() {
     const deps = await this.deps();
     const { createTestUser } = await import('../../../simulator/simulator.js');
-    const { resolveAppId } = await import('../../../apps/resolve.js');
     const f = this.flags;
     const user = await createTestUser(deps, {
-      appId: await resolveAppId(deps, f.app),
+      app: f.app,
       plan: f.plan,
       status: f.status,
       email: f.email,
