@@ -112,7 +112,7 @@ export function listApps(deps: Pick<Deps, 'api'>): Promise<App[]> {
 
 /** One app: --app or the profile's default. */
 export async function getApp(deps: AppDeps, input: { app?: string }): Promise<App> {
-  const id = await resolveAppId(deps, input.app);
+  const id = await resolveAppId(deps, input);
   return (await deps.api.get<App>(appPath(id))).data;
 }
 
@@ -136,7 +136,7 @@ export async function updateApp(deps: AppDeps, input: AppInput & { app?: string 
       code: 'nothing_to_update',
     });
   }
-  const id = await resolveAppId(deps, input.app);
+  const id = await resolveAppId(deps, input);
   return (await deps.api.patch<App>(appPath(id), fields)).data;
 }
 
@@ -145,7 +145,7 @@ export async function deleteApp(
   deps: AppDeps & Pick<Deps, 'out' | 'stdin'>,
   input: { app?: string; yes?: boolean },
 ): Promise<{ id: string; wasDefault: boolean }> {
-  const id = await resolveAppId(deps, input.app);
+  const id = await resolveAppId(deps, input);
   await confirmAction(
     deps,
     `Delete app ${id} with its plans and API keys (integrations using it stop working)?`,
@@ -190,7 +190,7 @@ export async function rotateSecret(
   input: { app?: string; kind: 'client' | 'webhook'; yes?: boolean },
 ): Promise<Rotation> {
   const { kind } = input;
-  const id = await resolveAppId(deps, input.app);
+  const id = await resolveAppId(deps, input);
   const breaks = kind === 'client' ? 'sign-ins using the old one' : 'receivers verifying with the old one';
   await confirmAction(deps, `Rotate the ${SECRET_NAMES[kind]} of ${id} (this breaks ${breaks})?`, {
     yes: input.yes,

@@ -8,9 +8,9 @@ import { ApiError, UsageError } from '../errors.js';
  */
 export async function resolveAppId(
   deps: Pick<Deps, 'config' | 'profile' | 'session' | 'api'>,
-  flag: string | undefined,
+  input: { app?: string },
 ): Promise<string> {
-  const app = flag ?? (await deps.config.get(deps.profile, 'app')) ?? (await keyApp(deps));
+  const app = input.app ?? (await deps.config.get(deps.profile, 'app')) ?? (await keyApp(deps));
   if (!/^app_[A-Za-z0-9_-]+$/.test(app)) throw new UsageError(`"${app}" is not an app id (app_…).`);
   return app;
 }

@@ -25,7 +25,7 @@ function withoutSecret(key: ApiKey): ApiKey {
 
 /** Every key of the app, without secrets; `app` is --app (the default app when left out). */
 export async function listKeys(deps: KeyDeps, input: { app?: string }): Promise<ApiKey[]> {
-  const keys = await deps.api.list<ApiKey>(keysPath(await resolveAppId(deps, input.app)));
+  const keys = await deps.api.list<ApiKey>(keysPath(await resolveAppId(deps, input)));
   return keys.map(withoutSecret);
 }
 
@@ -34,7 +34,7 @@ export async function createKey(
   deps: KeyDeps,
   input: { app?: string; mode: 'test' | 'live' },
 ): Promise<ApiKey & { key: string }> {
-  const app = await resolveAppId(deps, input.app);
+  const app = await resolveAppId(deps, input);
   return (await deps.api.post<ApiKey & { key: string }>(keysPath(app), { mode: input.mode })).data;
 }
 
@@ -60,7 +60,7 @@ export async function revokeKey(
   deps: KeyDeps & Pick<Deps, 'out' | 'stdin'>,
   input: { app?: string; id: string; yes?: boolean },
 ): Promise<{ id: string; revoked: true }> {
-  const app = await resolveAppId(deps, input.app);
+  const app = await resolveAppId(deps, input);
   const id = checkKeyId(input.id);
   await confirmAction(deps, `Revoke API key ${id} of ${app} (anything using it stops working)?`, {
     yes: input.yes,

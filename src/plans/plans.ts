@@ -176,12 +176,12 @@ export function planUpdateBody(flags: PlanFlags): Record<string, unknown> {
 
 /** Every plan of the app (all pages); `app` is --app (the default app when left out). */
 export async function listPlans(deps: PlanDeps, input: { app?: string }): Promise<Plan[]> {
-  return deps.api.list<Plan>(plansPath(await resolveAppId(deps, input.app)));
+  return deps.api.list<Plan>(plansPath(await resolveAppId(deps, input)));
 }
 
 /** One plan of the app. */
 export async function getPlan(deps: PlanDeps, input: { app?: string; id: string }): Promise<Plan> {
-  const app = await resolveAppId(deps, input.app);
+  const app = await resolveAppId(deps, input);
   return (await deps.api.get<Plan>(planPath(app, checkPlanId(input.id)))).data;
 }
 
@@ -190,7 +190,7 @@ export async function createPlan(
   deps: PlanDeps,
   input: { app?: string; body: Record<string, unknown> },
 ): Promise<Plan> {
-  const app = await resolveAppId(deps, input.app);
+  const app = await resolveAppId(deps, input);
   return (await deps.api.post<Plan>(plansPath(app), input.body)).data;
 }
 
@@ -199,7 +199,7 @@ export async function updatePlan(
   deps: PlanDeps,
   input: { app?: string; id: string; body: Record<string, unknown> },
 ): Promise<Plan> {
-  const app = await resolveAppId(deps, input.app);
+  const app = await resolveAppId(deps, input);
   return (await deps.api.patch<Plan>(planPath(app, checkPlanId(input.id)), input.body)).data;
 }
 
@@ -208,7 +208,7 @@ export async function deletePlan(
   deps: PlanDeps & Pick<Deps, 'out' | 'stdin'>,
   input: { app?: string; id: string; yes?: boolean },
 ): Promise<{ id: string; deleted: boolean; archived: boolean; plan?: Plan }> {
-  const app = await resolveAppId(deps, input.app);
+  const app = await resolveAppId(deps, input);
   const id = checkPlanId(input.id);
   await confirmAction(deps, `Delete plan ${id} of ${app} (archived instead if it has subscribers)?`, {
     yes: input.yes,

@@ -158,7 +158,7 @@ export async function triggerEvent(
   input: { app?: string; event: EventName; data: Record<string, unknown>; dryRun?: boolean },
 ): Promise<TriggerResult | DryRun> {
   await requireTestCredential(deps);
-  const appId = await resolveAppId(deps, input.app);
+  const appId = await resolveAppId(deps, input);
   const data = withDefaults(input.event, input.data, appId, deps.clock.now());
   if (input.dryRun) {
     const full = await resolveServerDefaults(deps, input.event, data, appId);

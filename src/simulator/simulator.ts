@@ -6,7 +6,7 @@ type SimDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'session'>;
 
 /** The app acted on (--app or the default), once the credential is known to be a test one. */
 async function testApp(deps: SimDeps, app: string | undefined): Promise<string> {
-  const appId = await resolveAppId(deps, app);
+  const appId = await resolveAppId(deps, { app });
   await requireTestCredential(deps);
   return appId;
 }

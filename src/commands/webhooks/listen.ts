@@ -100,7 +100,7 @@ and \`mkt webhooks resend\` work beside it.`;
       }
     }
     const appId = f.relay
-      ? await resolveAppId(deps, f.app)
+      ? await resolveAppId(deps, { app: f.app })
       : (f.app ?? (await deps.config.get(deps.profile, 'app')));
     const renderer = listenRenderer(deps.out, { json: deps.json, appId });
     try {
