@@ -5,9 +5,9 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { baseEnv, runMkt, tempDir } from '../support/cli.js';
+import { baseEnv, runMkt, startMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
-import { approveElsewhere, AUTHORIZE_URL, readLog, startMkt, storedSecrets, storedToken } from './helpers.js';
+import { approveElsewhere, AUTHORIZE_URL, readLog, storedSecrets, storedToken } from './helpers.js';
 
 // Without --no-browser, `mkt login` itself notices that no browser can be opened here (Linux
 // without a display, or an SSH session) and asks for the pasted redirect address or code instead.
@@ -58,15 +58,15 @@ async function loginByPasting(
 ) {
   const ada = sandbox.seed.users[0]!;
   const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, {
-    ...env,
-    ...extraEnv,
+    env: { ...env, ...extraEnv },
+    timeoutMs: 20_000,
   });
   const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
   await mkt.waitForStderr(/press Enter/);
   const redirect = new URL((await approveElsewhere(url!, { PERSON_USER: ada.id })).trim());
   expect(redirect.href).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\?code=/);
   mkt.child.stdin.write(`${paste(redirect)}\n`);
-  const code = await mkt.exit;
+  const { code } = await mkt.exit();
   const stderr = mkt.stderr();
   expect(code, stderr).toBe(0);
   expect(stderr).toContain('Open this URL in a browser on any machine');
@@ -114,25 +114,31 @@ describe('mkt login where no browser can be opened', () => {
   });
 
   it('a pasted line that is neither an address nor a code is asked for again', async () => {
-    const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, env);
+    const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, {
+      env,
+      timeoutMs: 20_000,
+    });
     const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
     mkt.child.stdin.write('not a code!\n');
     await mkt.waitForStderr(/paste it again/);
     const redirect = await approveElsewhere(url!);
     mkt.child.stdin.write(redirect);
-    expect(await mkt.exit, mkt.stderr()).toBe(0);
+    expect((await mkt.exit()).code, mkt.stderr()).toBe(0);
     expect(Object.keys(await storedSecrets(dir.path))).toContain('default:oauth');
   });
 
   it('with stdin closed, says it waits only for the browser redirect, and takes it', async () => {
-    const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, env);
+    const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, {
+      env,
+      timeoutMs: 20_000,
+    });
     const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
     mkt.child.stdin.end();
     await mkt.waitForStderr(/stdin is closed\); waiting only for the browser redirect/);
     // The person's browser runs on this machine after all: the redirect reaches the listener.
     const redirect = (await approveElsewhere(url!)).trim();
     expect((await fetch(redirect)).status).toBe(200);
-    expect(await mkt.exit, mkt.stderr()).toBe(0);
+    expect((await mkt.exit()).code, mkt.stderr()).toBe(0);
     expect(Object.keys(await storedSecrets(dir.path))).toContain('default:oauth');
   });
 
@@ -143,18 +149,24 @@ describe('mkt login where no browser can be opened', () => {
       for (const name of OPENERS)
         await writeFile(join(dir.path, 'bin', name), `#!/bin/sh\nenv > "${dump}"\n`);
       const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id, '--timeout', '3'], dir.path, {
-        ...env,
-        DISPLAY: ':99',
-        // No desktop files: xdg-open falls back to x-www-browser (a stand-in) rather than a real browser.
-        ...Object.fromEntries(
-          ['XDG_DATA_DIRS', 'XDG_DATA_HOME', 'XDG_CONFIG_DIRS', 'XDG_CONFIG_HOME'].map((k) => [k, dir.path]),
-        ),
-        MKT_API_KEY: 'test_envKeyNeverInherited',
-        MKT_ACCESS_TOKEN: 'at_envTokenNeverInherited',
-        MKT_WEBHOOK_SECRET: 'whsec_envNeverInherited',
+        timeoutMs: 20_000,
+        env: {
+          ...env,
+          DISPLAY: ':99',
+          // No desktop files: xdg-open falls back to x-www-browser (a stand-in) rather than a real browser.
+          ...Object.fromEntries(
+            ['XDG_DATA_DIRS', 'XDG_DATA_HOME', 'XDG_CONFIG_DIRS', 'XDG_CONFIG_HOME'].map((k) => [
+              k,
+              dir.path,
+            ]),
+          ),
+          MKT_API_KEY: 'test_envKeyNeverInherited',
+          MKT_ACCESS_TOKEN: 'at_envTokenNeverInherited',
+          MKT_WEBHOOK_SECRET: 'whsec_envNeverInherited',
+        },
       });
       await mkt.waitForStderr(/in your browser/);
-      await mkt.exit;
+      await mkt.exit();
       const seen = (await readLog(dump, /^PATH=/)).join('\n');
       expect(seen).toMatch(/^PATH=/m);
       expect(seen).not.toMatch(

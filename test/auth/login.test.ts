@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { runMkt, tempDir } from '../support/cli.js';
+import { runMkt, startMkt, tempDir } from '../support/cli.js';
 import { json, startServer } from '../support/server.js';
 import { developerToken, startTestSandbox } from '../support/sandbox.js';
 import {
@@ -11,7 +11,6 @@ import {
   browserCommand,
   PERSON,
   readLog,
-  startMkt,
   storedSecrets,
   storedToken,
 } from './helpers.js';
@@ -214,15 +213,15 @@ describe('mkt login (browser flow)', () => {
 describe('mkt login --no-browser (headless)', () => {
   it('accepts the pasted redirect address on stdin', async () => {
     const mkt = startMkt(['login', '--no-browser', '--client-id', sandbox.seed.app.client_id], dir.path, {
-      ...env,
-      MKT_BROWSER: '',
+      env: { ...env, MKT_BROWSER: '' },
+      timeoutMs: 20_000,
     });
     const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
     // The person approves on "another machine"; the redirect never reaches the listener.
     const redirect = await approveElsewhere(url!);
     expect(redirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\?code=/);
     mkt.child.stdin.write(redirect);
-    const code = await mkt.exit;
+    const { code } = await mkt.exit();
     expect(mkt.stderr()).toContain('Then paste the address');
     expect(code).toBe(0);
     expect(mkt.stderr()).toContain('✓ Logged in as');
@@ -231,11 +230,11 @@ describe('mkt login --no-browser (headless)', () => {
 
   it('refuses a pasted address with a forged state', async () => {
     const mkt = startMkt(['login', '--no-browser', '--client-id', sandbox.seed.app.client_id], dir.path, {
-      ...env,
-      MKT_BROWSER: '',
+      env: { ...env, MKT_BROWSER: '' },
+      timeoutMs: 20_000,
     });
     mkt.child.stdin.write(`http://127.0.0.1:1/callback?code=code_x&state=not-ours\n`);
-    const code = await mkt.exit;
+    const { code } = await mkt.exit();
     expect(code).toBe(4);
     expect(mkt.stderr()).toContain('state does not match');
     expect(await storedSecrets(dir.path)).toEqual({});

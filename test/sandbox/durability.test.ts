@@ -3,9 +3,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { tempDir } from '../support/cli.js';
-import { developerToken } from '../support/sandbox.js';
+import {
+  developerToken,
+  killAllSandboxProcesses,
+  startSandboxProcess,
+  type SandboxProcess,
+} from '../support/sandbox.js';
 import { call, openStream, startReceiver, submitConsent, type StreamEvent } from './helpers.js';
-import { killAllSandboxProcesses, startSandboxProcess, type SandboxProcess } from './process.js';
 
 // Every test here runs the real `mkt sandbox start`, kills it with SIGKILL right after an answer,
 // and starts it again on the same data folder (docs/DECISIONS.md §2, durability).

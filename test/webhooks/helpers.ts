@@ -1,23 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MKT_BIN, baseEnv } from '../support/cli.js';
+import { startMkt, type RunningMkt } from '../support/cli.js';
 
-/** A running `mkt webhooks listen` child: its --json lines, stderr, and a way to wait for lines. */
-export interface ListenProcess {
-  child: ChildProcess;
-  lines: Array<Record<string, unknown>>;
-  stderr(): string;
-  waitFor(pred: (lines: Array<Record<string, unknown>>) => boolean, timeoutMs?: number): Promise<void>;
-  /** Waits until stderr (progress, warnings; JSON lines for reconnects with --json) satisfies `pred`. */
-  waitForStderr(pred: (stderr: string) => boolean, timeoutMs?: number): Promise<void>;
-  exit(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+/** A running `mkt webhooks listen`. */
+export type ListenProcess = RunningMkt;
 
 /**
- * Spawns the built CLI's `webhooks listen --json` (`json: false`: without --json, each stdout line
- * then a `{type: 'not_json', text}`) and collects its stdout lines.
+ * Starts the built CLI's `webhooks listen --json` (`json: false`: without --json, each stdout line
+ * then a `{type: 'not_json', text}`).
  */
 export function spawnListen(
   args: string[],
@@ -26,66 +17,7 @@ export function spawnListen(
   options: { json?: boolean } = {},
 ): ListenProcess {
   const json = options.json === false ? [] : ['--json'];
-  const child = spawn(process.execPath, [MKT_BIN, 'webhooks', 'listen', ...json, ...args], {
-    env: { ...baseEnv(configDir), ...env },
-    stdio: 'pipe',
-  });
-  const lines: Array<Record<string, unknown>> = [];
-  let buffer = '';
-  let err = '';
-  const waiters = new Set<() => void>();
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    buffer += d;
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const text = buffer.slice(0, nl);
-      try {
-        lines.push(JSON.parse(text) as Record<string, unknown>);
-      } catch {
-        lines.push({ type: 'not_json', text });
-      }
-      buffer = buffer.slice(nl + 1);
-    }
-    for (const w of waiters) w();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-    err += d;
-    for (const w of waiters) w();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => {
-      for (const w of waiters) w();
-      resolve({ code, signal });
-    }),
-  );
-  const until = (done: () => boolean, timeoutMs: number) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (done()) {
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve();
-        } else if (child.exitCode !== null || child.signalCode !== null) {
-          waiters.delete(check);
-          clearTimeout(timer);
-          reject(new Error(`listen exited (${child.exitCode ?? child.signalCode}); stderr:\n${err}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(new Error(`timed out; lines: ${JSON.stringify(lines.slice(-5))}\nstderr:\n${err}`));
-      }, timeoutMs);
-      waiters.add(check);
-      check();
-    });
-  return {
-    child,
-    lines,
-    stderr: () => err,
-    exit: () => exited,
-    waitFor: (pred, timeoutMs = 15_000) => until(() => pred(lines), timeoutMs),
-    waitForStderr: (pred, timeoutMs = 15_000) => until(() => pred(err), timeoutMs),
-  };
+  return startMkt(['webhooks', 'listen', ...json, ...args], configDir, { env });
 }
 
 /** A request the forward target received. */
