@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +5,7 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { runMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import { call } from './helpers.js';
+import { startServer, type TestServer } from '../support/server.js';
 
 if (!hasChromium())
   console.warn(`Skipping browser tests: ${CHROMIUM_PATH} is not installed (apt-get install chromium).`);
@@ -14,25 +13,21 @@ if (!hasChromium())
 describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () => {
   let sb: Sandbox;
   let browser: Browser;
-  let callback: Server;
-  let callbackPort: number;
+  let callback: TestServer;
   const seen: URL[] = [];
 
   beforeAll(async () => {
     sb = await startTestSandbox();
-    callback = createServer((req, res) => {
-      seen.push(new URL(req.url ?? '/', `http://127.0.0.1:${callbackPort}`));
+    callback = await startServer((req, res) => {
+      seen.push(new URL(req.url ?? '/', callback.url));
       res.writeHead(200, { 'content-type': 'text/html' }).end('<p id="done">You can close this tab.</p>');
     });
-    await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
-    callbackPort = (callback.address() as AddressInfo).port;
     browser = await launchChromium();
   });
 
   afterAll(async () => {
     await browser?.close();
-    callback?.closeAllConnections();
-    await new Promise<void>((resolve) => (callback ? callback.close(() => resolve()) : resolve()));
+    await callback?.close();
     await sb?.close();
   });
 
@@ -41,7 +36,7 @@ describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () 
     const page = await browser.newPage();
     const query = new URLSearchParams({
       client_id: sb.seed.app.client_id,
-      redirect_uri: `http://127.0.0.1:${callbackPort}/callback`,
+      redirect_uri: `http://127.0.0.1:${callback.port}/callback`,
       response_type: 'code',
       scope,
       state,
@@ -59,7 +54,7 @@ describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () 
         code: url.searchParams.get('code'),
         client_id: sb.seed.app.client_id,
         client_secret: sb.seed.app.client_secret,
-        redirect_uri: `http://127.0.0.1:${callbackPort}/callback`,
+        redirect_uri: `http://127.0.0.1:${callback.port}/callback`,
       },
     });
   }
@@ -105,7 +100,7 @@ describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () 
   });
 
   it('shows the embedded app in an iframe with the auth context', async () => {
-    const embedUrl = `http://127.0.0.1:${callbackPort}/embed`;
+    const embedUrl = `http://127.0.0.1:${callback.port}/embed`;
     await call(sb, 'PATCH', `/api/v1/apps/${sb.seed.app.id}`, {
       key: sb.seed.test_key,
       body: { embed_url: embedUrl },

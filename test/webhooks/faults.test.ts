@@ -4,10 +4,10 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMkt, tempDir } from '../support/cli.js';
+import { freePort, startServer } from '../support/server.js';
 import { post, sign, spawnListen, startTarget, type ListenProcess } from './helpers.js';
 
 const SECRET = 'whsec_faults';
@@ -309,7 +309,7 @@ describe('webhooks listen under faults', () => {
     let connections = 0;
     let streamed = 0;
     const chunk = Buffer.alloc(256 * 1024, 'x');
-    const relay = http.createServer((req, res) => {
+    const relay = await startServer((req, res) => {
       connections += 1;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(': hello\n\ndata: ');
@@ -319,8 +319,7 @@ describe('webhooks listen under faults', () => {
       };
       pump();
     });
-    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-    const site = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const site = relay.url;
     try {
       const l = spawnListen(['--app', 'app_endless', '--relay'], dir.path, {
         MKT_SITE_URL: site,
@@ -336,16 +335,7 @@ describe('webhooks listen under faults', () => {
       expect(streamed).toBeGreaterThan(24 * 1024 * 1024);
       expect(l.stderr()).toContain('"type":"reconnecting"');
     } finally {
-      relay.closeAllConnections();
-      relay.close();
+      await relay.close();
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}

@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startMkt, type RunningMkt } from '../support/cli.js';
+import { startServer, type Seen } from '../support/server.js';
 
 /** A running `mkt webhooks listen`. */
 export type ListenProcess = RunningMkt;
@@ -20,57 +19,29 @@ export function spawnListen(
   return startMkt(['webhooks', 'listen', ...json, ...args], configDir, { env });
 }
 
-/** A request the forward target received. */
-export interface Received {
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  raw: Buffer;
+/** A request the forward target received, and the status it answered. */
+export interface Received extends Seen {
   answered: number;
 }
 
 /**
- * A real HTTP server standing in for the developer's webhook handler: `setDown` makes it answer 503,
- * `answer` picks the status per request, `stop` really closes it and `start` opens it again on the
- * same port.
+ * The developer's webhook handler (a {@link startServer}) at `/webhooks`: `setDown` makes it answer
+ * 503, `answer` picks the status per request; `stop` and `start` close it and open it on the same port.
  */
-export async function startTarget(): Promise<{
-  url: string;
-  received: Received[];
-  setDown(down: boolean): void;
-  answer(status: (r: Received) => number): void;
-  stop(): Promise<void>;
-  start(): Promise<void>;
-  close(): Promise<void>;
-}> {
-  const received: Received[] = [];
+export async function startTarget() {
   let down = false;
   let status = (_r: Received) => 200;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      const r: Received = { headers: req.headers, body: raw.toString('utf8'), raw, answered: 0 };
-      r.answered = down ? 503 : status(r);
-      received.push(r);
-      res.writeHead(r.answered).end();
-    });
+  const server = await startServer((_req, res, seen) => {
+    const r = seen as Received;
+    r.answered = down ? 503 : status(r);
+    res.writeHead(r.answered).end();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  const stop = () =>
-    new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    });
   return {
-    url: `http://127.0.0.1:${port}/webhooks`,
-    received,
-    setDown: (d) => (down = d),
-    answer: (fn) => (status = fn),
-    stop,
-    start: () => new Promise<void>((r) => server.listen(port, '127.0.0.1', r)),
-    close: () => (server.listening ? stop() : Promise.resolve()),
+    ...server,
+    url: `${server.url}/webhooks`,
+    received: server.seen as Received[],
+    setDown: (d: boolean) => void (down = d),
+    answer: (fn: (r: Received) => number) => void (status = fn),
   };
 }
 

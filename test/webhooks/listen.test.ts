@@ -1,12 +1,12 @@
 import { verify } from '@octokit/webhooks-methods';
 import { access, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
+import { startServer } from '../support/server.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { post, sign, spawnListen, startTarget, trigger, type ListenProcess } from './helpers.js';
 
@@ -200,8 +200,8 @@ describe('mkt webhooks listen', () => {
       return `id: ${seq}\nevent: delivery\ndata: ${JSON.stringify({ delivery_id: `dlv_old${seq}`, headers, body })}\n\n`;
     };
     const asked: Array<string | undefined> = [];
-    const streams: http.ServerResponse[] = [];
-    const server = http.createServer((req, res) => {
+    const streams: ServerResponse[] = [];
+    const server = await startServer((req, res) => {
       const last = req.headers['last-event-id'] as string | undefined;
       asked.push(last);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -209,9 +209,8 @@ describe('mkt webhooks listen', () => {
       if (last === undefined) res.write(frame(1, 3_600_000) + frame(2, 3_600_000));
       streams.push(res);
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
-      const site = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const site = server.url;
       const run = () => {
         const l = spawnListen(
           ['--app', 'app_old', '--forward-to', target.url, '--forward-backoff', '50'],
@@ -238,8 +237,7 @@ describe('mkt webhooks listen', () => {
       expect(accepted()).toEqual(['dlv_old3']);
     } finally {
       for (const r of streams) r.destroy();
-      server.closeAllConnections();
-      server.close();
+      await server.close();
     }
   });
 
