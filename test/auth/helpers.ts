@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Sandbox } from '../../src/sandbox/index.js';
 
 /** The programs that play the person in the browser. */
 export const PERSON = fileURLToPath(new URL('../fixtures/auth/person.js', import.meta.url));
@@ -11,6 +12,15 @@ export const CHROMIUM_PERSON = fileURLToPath(new URL('../fixtures/auth/chromium.
 /** An MKT_BROWSER value that runs a Node program with the URL as its last argument. */
 export function browserCommand(script: string): string {
   return `"${process.execPath}" "${script}"`;
+}
+
+/** A browser sign-in to `sandbox`: its site, the seeded app's client secret, person.js as the browser. */
+export function signInEnv(sandbox: Pick<Sandbox, 'siteUrl' | 'seed'>) {
+  return {
+    MKT_SITE_URL: sandbox.siteUrl,
+    MKT_CLIENT_SECRET: sandbox.seed.app.client_secret,
+    MKT_BROWSER: browserCommand(PERSON),
+  };
 }
 
 /** The file credential store of a config folder ({} when nothing was written). */

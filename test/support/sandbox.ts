@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,17 +109,35 @@ export interface SandboxContext {
   mkt(args: string[], extra?: Record<string, string | undefined>): Promise<MktResult>;
 }
 
-/** Registers beforeAll/afterAll hooks for one sandbox and one config folder shared by a test file. */
-export function useSandbox(): SandboxContext {
+/** How long what `useSandbox` gives lives; the rest are the sandbox's options. */
+export interface UseSandboxOptions extends Partial<SandboxOptions> {
+  /** A fresh sandbox and config folder for each test (for tests that change or break them). */
+  sandboxPerTest?: boolean;
+  /** A fresh config folder for each test, the sandbox shared by the file. */
+  dirPerTest?: boolean;
+}
+
+/**
+ * Registers the hooks for one sandbox and one config folder shared by a test file (or, by
+ * `options`, fresh for each test).
+ */
+export function useSandbox(options: UseSandboxOptions = {}): SandboxContext {
+  const { sandboxPerTest, dirPerTest, ...overrides } = options;
   let sandbox: Sandbox | undefined;
   let dir: { path: string; remove(): Promise<void> } | undefined;
-  beforeAll(async () => {
-    sandbox = await startTestSandbox();
+  const [sandboxUp, sandboxDown] = sandboxPerTest ? [beforeEach, afterEach] : [beforeAll, afterAll];
+  const [dirUp, dirDown] = sandboxPerTest || dirPerTest ? [beforeEach, afterEach] : [beforeAll, afterAll];
+  sandboxUp(async () => {
+    sandbox = await startTestSandbox(overrides);
+  });
+  dirUp(async () => {
     dir = await tempDir();
   });
-  afterAll(async () => {
-    await sandbox?.close();
+  dirDown(async () => {
     await dir?.remove();
+  });
+  sandboxDown(async () => {
+    await sandbox?.close();
   });
   const context: SandboxContext = {
     get sandbox() {

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { startMkt, type RunningMkt } from '../support/cli.js';
+import { afterEach, beforeEach } from 'vitest';
+import { startMkt, tempDir, type RunningMkt } from '../support/cli.js';
 import { startServer, type Seen } from '../support/server.js';
 
 /** A running `mkt webhooks listen`. */
@@ -42,6 +43,34 @@ export async function startTarget() {
     received: server.seen as Received[],
     setDown: (d: boolean) => void (down = d),
     answer: (fn: (r: Received) => number) => void (status = fn),
+  };
+}
+
+/**
+ * Registers, for each test, a config folder, a forward target, and a list of the listen processes the
+ * test starts: killed after it. Register it after the file's own hooks: its after-hooks then run first.
+ */
+export function useListenFixture() {
+  let dir: { path: string; remove(): Promise<void> } | undefined;
+  let target: Awaited<ReturnType<typeof startTarget>> | undefined;
+  const running: ListenProcess[] = [];
+  beforeEach(async () => {
+    dir = await tempDir();
+    target = await startTarget();
+  });
+  afterEach(async () => {
+    for (const l of running.splice(0)) l.child.kill('SIGKILL');
+    await target?.close();
+    await dir?.remove();
+  });
+  return {
+    running,
+    get dir() {
+      return dir!.path;
+    },
+    get target() {
+      return target!;
+    },
   };
 }
 
