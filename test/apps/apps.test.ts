@@ -1,39 +1,26 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runMkt, tempDir } from '../support/cli.js';
-import { startTestSandbox } from '../support/sandbox.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
-import {
-  developerToken,
-  expectRefusedBeforeAnyRequest,
-  runMktInTty,
-  startRecordingServer,
-} from './helpers.js';
+import { developerToken, useSandbox } from '../support/sandbox.js';
+import { runMktInTty } from '../support/terminal.js';
+import { expectRefusedBeforeAnyRequest, startRecordingServer } from './helpers.js';
 
-let sandbox: Sandbox;
-let dir: { path: string; remove(): Promise<void> };
+const ctx = useSandbox();
 let asKey: Record<string, string>;
 let asOwner: Record<string, string>;
 
 beforeAll(async () => {
-  sandbox = await startTestSandbox();
-  dir = await tempDir();
-  asKey = { MKT_SITE_URL: sandbox.siteUrl, MKT_API_KEY: sandbox.seed.test_key };
+  asKey = { MKT_SITE_URL: ctx.sandbox.siteUrl, MKT_API_KEY: ctx.sandbox.seed.test_key };
   // An API key may manage only its own app; a developer token with apps:write manages every app they own.
-  const token = await developerToken(sandbox, ['apps:write', 'identity:read']);
-  asOwner = { MKT_SITE_URL: sandbox.siteUrl, MKT_ACCESS_TOKEN: token };
+  const token = await developerToken(ctx.sandbox, ['apps:write', 'identity:read']);
+  asOwner = { MKT_SITE_URL: ctx.sandbox.siteUrl, MKT_ACCESS_TOKEN: token };
 });
 
-afterAll(async () => {
-  await sandbox?.close();
-  await dir?.remove();
-});
-
-const mkt = (args: string[], env = asKey) => runMkt(args, dir.path, { env });
+const mkt = (args: string[], env = asKey) => runMkt(args, ctx.dir, { env });
 
 async function credentialsFile(): Promise<{ secrets: Record<string, string>; mode: number }> {
-  const file = join(dir.path, 'credentials.json');
+  const file = join(ctx.dir, 'credentials.json');
   return {
     secrets: JSON.parse(await readFile(file, 'utf8')) as Record<string, string>,
     mode: (await stat(file)).mode & 0o777,
@@ -57,11 +44,11 @@ describe('mkt apps list', () => {
       .trimEnd()
       .split('\n')
       .map((line) => line.split('\t'));
-    const seeded = rows.find((r) => r[0] === sandbox.seed.app.id);
+    const seeded = rows.find((r) => r[0] === ctx.sandbox.seed.app.id);
     expect(seeded).toEqual([
-      sandbox.seed.app.id,
+      ctx.sandbox.seed.app.id,
       'Sandbox App',
-      sandbox.seed.app.client_id,
+      ctx.sandbox.seed.app.client_id,
       expect.any(String),
     ]);
     expect(rows.every((r) => r.length === 4)).toBe(true);
@@ -72,11 +59,11 @@ describe('mkt apps list', () => {
     expect(res.code, res.stderr).toBe(0);
     const apps = JSON.parse(res.stdout) as Array<Record<string, unknown>>;
     expect(Array.isArray(apps)).toBe(true);
-    expect(apps.find((a) => a.id === sandbox.seed.app.id)).toMatchObject({
-      client_id: sandbox.seed.app.client_id,
-      redirect_uris: sandbox.seed.app.redirect_uris,
+    expect(apps.find((a) => a.id === ctx.sandbox.seed.app.id)).toMatchObject({
+      client_id: ctx.sandbox.seed.app.client_id,
+      redirect_uris: ctx.sandbox.seed.app.redirect_uris,
     });
-    expect(res.stdout).not.toContain(sandbox.seed.app.client_secret);
+    expect(res.stdout).not.toContain(ctx.sandbox.seed.app.client_secret);
   });
 });
 
@@ -152,7 +139,7 @@ describe('mkt apps create / get / update / delete', () => {
 
   it('asks on a terminal before deleting: "n" keeps the app, "y" deletes it', async () => {
     const app = await createApp('Terminal Delete');
-    const no = await runMktInTty(['apps', 'delete', '--app', app.id], dir.path, {
+    const no = await runMktInTty(['apps', 'delete', '--app', app.id], ctx.dir, {
       env: asOwner,
       waitFor: 'Delete app',
       answer: 'n\r',
@@ -164,7 +151,7 @@ describe('mkt apps create / get / update / delete', () => {
     expect(no.code).toBe(1);
     expect((await mkt(['apps', 'get', '--app', app.id], asOwner)).code).toBe(0);
 
-    const yes = await runMktInTty(['apps', 'delete', '--app', app.id], dir.path, {
+    const yes = await runMktInTty(['apps', 'delete', '--app', app.id], ctx.dir, {
       env: asOwner,
       waitFor: 'Delete app',
       answer: 'y\r',
@@ -183,15 +170,15 @@ describe('mkt apps use', () => {
   });
 
   it('stores the default app, which commands then use without --app', async () => {
-    const res = await mkt(['apps', 'use', sandbox.seed.app.id]);
+    const res = await mkt(['apps', 'use', ctx.sandbox.seed.app.id]);
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stderr).toContain(sandbox.seed.app.id);
-    const config = JSON.parse(await readFile(join(dir.path, 'config.json'), 'utf8')) as {
+    expect(res.stderr).toContain(ctx.sandbox.seed.app.id);
+    const config = JSON.parse(await readFile(join(ctx.dir, 'config.json'), 'utf8')) as {
       profiles: Record<string, Record<string, string>>;
     };
-    expect(config.profiles.default?.app).toBe(sandbox.seed.app.id);
+    expect(config.profiles.default?.app).toBe(ctx.sandbox.seed.app.id);
     const got = await mkt(['apps', 'get', '--json']);
-    expect(JSON.parse(got.stdout).id).toBe(sandbox.seed.app.id);
+    expect(JSON.parse(got.stdout).id).toBe(ctx.sandbox.seed.app.id);
   });
 });
 
@@ -213,7 +200,7 @@ describe('mkt apps rotate-secret', () => {
       'apps',
       'rotate-secret',
       '--app',
-      sandbox.seed.app.id,
+      ctx.sandbox.seed.app.id,
       '--kind',
       'webhook',
       '--yes',
@@ -221,22 +208,28 @@ describe('mkt apps rotate-secret', () => {
     expect(res.code, res.stderr).toBe(0);
     const secret = res.stdout.trim();
     expect(secret).toMatch(/^whsec_/);
-    expect(secret).not.toBe(sandbox.seed.app.webhook_secret);
-    const server = await fetch(`${sandbox.siteUrl}/api/v1/apps/${sandbox.seed.app.id}/webhook-secret`, {
-      headers: { 'x-api-key': sandbox.seed.test_key },
-    });
+    expect(secret).not.toBe(ctx.sandbox.seed.app.webhook_secret);
+    const server = await fetch(
+      `${ctx.sandbox.siteUrl}/api/v1/apps/${ctx.sandbox.seed.app.id}/webhook-secret`,
+      {
+        headers: { 'x-api-key': ctx.sandbox.seed.test_key },
+      },
+    );
     expect(((await server.json()) as { webhook_secret: string }).webhook_secret).toBe(secret);
     const { secrets } = await credentialsFile();
-    expect(secrets[`default:webhook-secret:${sandbox.seed.app.id}`]).toBe(secret);
+    expect(secrets[`default:webhook-secret:${ctx.sandbox.seed.app.id}`]).toBe(secret);
   });
 
   it('asks on a terminal and rotates nothing when the answer is no', async () => {
-    const before = await fetch(`${sandbox.siteUrl}/api/v1/apps/${sandbox.seed.app.id}/webhook-secret`, {
-      headers: { 'x-api-key': sandbox.seed.test_key },
-    }).then((r) => r.json());
+    const before = await fetch(
+      `${ctx.sandbox.siteUrl}/api/v1/apps/${ctx.sandbox.seed.app.id}/webhook-secret`,
+      {
+        headers: { 'x-api-key': ctx.sandbox.seed.test_key },
+      },
+    ).then((r) => r.json());
     const res = await runMktInTty(
-      ['apps', 'rotate-secret', '--kind', 'webhook', '--app', sandbox.seed.app.id],
-      dir.path,
+      ['apps', 'rotate-secret', '--kind', 'webhook', '--app', ctx.sandbox.seed.app.id],
+      ctx.dir,
       {
         env: asKey,
         waitFor: 'Rotate the webhook',
@@ -245,18 +238,21 @@ describe('mkt apps rotate-secret', () => {
     );
     expect(res.stdout).toContain('Nothing was changed.');
     expect(res.code).toBe(1);
-    const after = await fetch(`${sandbox.siteUrl}/api/v1/apps/${sandbox.seed.app.id}/webhook-secret`, {
-      headers: { 'x-api-key': sandbox.seed.test_key },
-    }).then((r) => r.json());
+    const after = await fetch(
+      `${ctx.sandbox.siteUrl}/api/v1/apps/${ctx.sandbox.seed.app.id}/webhook-secret`,
+      {
+        headers: { 'x-api-key': ctx.sandbox.seed.test_key },
+      },
+    ).then((r) => r.json());
     expect(after).toEqual(before);
   });
 });
 
 describe('server refusals', () => {
   it('a token without apps:write gets exit 4 and the login command that fixes it', async () => {
-    const token = await developerToken(sandbox, ['identity:read']);
-    const res = await mkt(['apps', 'get', '--app', sandbox.seed.app.id], {
-      MKT_SITE_URL: sandbox.siteUrl,
+    const token = await developerToken(ctx.sandbox, ['identity:read']);
+    const res = await mkt(['apps', 'get', '--app', ctx.sandbox.seed.app.id], {
+      MKT_SITE_URL: ctx.sandbox.siteUrl,
       MKT_ACCESS_TOKEN: token,
     });
     expect(res.code).toBe(4);
@@ -323,7 +319,7 @@ describe('bad input is refused before any request', () => {
     try {
       const res = await runMkt(
         ['apps', 'create', '--name', 'X', '--redirect-uri', 'http://localhost:9/cb'],
-        dir.path,
+        ctx.dir,
         {
           env: { MKT_SITE_URL: server.url, MKT_API_KEY: 'test_counting' },
         },

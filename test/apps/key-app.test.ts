@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startMkt } from '../auth/helpers.js';
-import { runMkt, tempDir } from '../support/cli.js';
+import { runMkt, startMkt, tempDir } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
 import { startServer } from '../support/server.js';
 import { startRecordingServer } from './helpers.js';
@@ -28,12 +27,10 @@ describe('a key names its app', () => {
 
   it('webhooks listen and trigger meet on the key’s app without --app', async () => {
     const target = await startServer((_req, res) => res.writeHead(204).end());
-    const listen = startMkt(
-      ['webhooks', 'listen', '--forward-to', `${target.url}/hooks`],
-      ctx.dir,
-      ctx.env,
-      30_000,
-    );
+    const listen = startMkt(['webhooks', 'listen', '--forward-to', `${target.url}/hooks`], ctx.dir, {
+      env: ctx.env,
+      timeoutMs: 30_000,
+    });
     try {
       await listen.waitForStderr(/Ready/);
       const sent = await ctx.mkt(['trigger', 'user.revoked', '--json']);
@@ -44,7 +41,7 @@ describe('a key names its app', () => {
       expect(target.seen.map((s) => s.headers['x-marketplace-delivery'])).toContain(id);
     } finally {
       listen.child.kill('SIGINT');
-      await listen.exit;
+      await listen.exit();
       await target.close();
     }
   }, 60_000);

@@ -3,11 +3,10 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
-import { baseEnv, runMkt, tempDir } from '../support/cli.js';
-import { startTestSandbox } from '../support/sandbox.js';
-import { approveElsewhere, AUTHORIZE_URL, readLog, startMkt, storedSecrets, storedToken } from './helpers.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { baseEnv, runMkt, startMkt } from '../support/cli.js';
+import { useSandbox } from '../support/sandbox.js';
+import { approveElsewhere, AUTHORIZE_URL, readLog, storedSecrets, storedToken } from './helpers.js';
 
 // Without --no-browser, `mkt login` itself notices that no browser can be opened here (Linux
 // without a display, or an SSH session) and asks for the pasted redirect address or code instead.
@@ -17,27 +16,20 @@ const XDG_OPEN = join(dirname(createRequire(import.meta.url).resolve('open')), '
 /** What xdg-open tries, with and without a display, when it finds no desktop: each one logs its call. */
 const OPENERS = ['www-browser', 'x-www-browser', 'sensible-browser', 'xdg-open', 'lynx', 'w3m'];
 
-let sandbox: Sandbox;
-let dir: { path: string; remove(): Promise<void> };
+const ctx = useSandbox({ dirPerTest: true });
 let env: Record<string, string | undefined>;
 let openerLog: string;
-
-beforeAll(async () => {
-  sandbox = await startTestSandbox();
-});
-afterAll(() => sandbox.close());
 beforeEach(async () => {
-  dir = await tempDir();
-  openerLog = join(dir.path, 'opener.log');
-  const bin = join(dir.path, 'bin');
+  openerLog = join(ctx.dir, 'opener.log');
+  const bin = join(ctx.dir, 'bin');
   await mkdir(bin);
   for (const name of OPENERS) {
     await writeFile(join(bin, name), `#!/bin/sh\necho "${name} $*" >> "${openerLog}"\n`);
     await chmod(join(bin, name), 0o755);
   }
   env = {
-    MKT_SITE_URL: sandbox.siteUrl,
-    MKT_CLIENT_SECRET: sandbox.seed.app.client_secret,
+    MKT_SITE_URL: ctx.sandbox.siteUrl,
+    MKT_CLIENT_SECRET: ctx.sandbox.seed.app.client_secret,
     PATH: `${bin}:${process.env.PATH}`,
     // A generic desktop, so xdg-open would go straight to the openers above, whatever this machine runs.
     XDG_CURRENT_DESKTOP: 'X-Generic',
@@ -49,24 +41,23 @@ beforeEach(async () => {
     SSH_TTY: undefined,
   };
 });
-afterEach(() => dir.remove());
 
 /** Runs a headless `mkt login`, approves on "another machine", and pastes what `paste` makes of the redirect. */
 async function loginByPasting(
   extraEnv: Record<string, string | undefined>,
   paste: (redirect: URL) => string,
 ) {
-  const ada = sandbox.seed.users[0]!;
-  const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, {
-    ...env,
-    ...extraEnv,
+  const ada = ctx.sandbox.seed.users[0]!;
+  const mkt = startMkt(['login', '--client-id', ctx.sandbox.seed.app.client_id], ctx.dir, {
+    env: { ...env, ...extraEnv },
+    timeoutMs: 20_000,
   });
   const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
   await mkt.waitForStderr(/press Enter/);
   const redirect = new URL((await approveElsewhere(url!, { PERSON_USER: ada.id })).trim());
   expect(redirect.href).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\?code=/);
   mkt.child.stdin.write(`${paste(redirect)}\n`);
-  const code = await mkt.exit;
+  const { code } = await mkt.exit();
   const stderr = mkt.stderr();
   expect(code, stderr).toBe(0);
   expect(stderr).toContain('Open this URL in a browser on any machine');
@@ -75,25 +66,25 @@ async function loginByPasting(
   expect(stderr).toContain(`✓ Logged in as ${ada.name} <${ada.email}> (${ada.id})`);
   expect(await readLog(openerLog)).toEqual([]);
 
-  const status = await runMkt(['auth', 'status', '--json'], dir.path, { env: { ...env, ...extraEnv } });
+  const status = await runMkt(['auth', 'status', '--json'], ctx.dir, { env: { ...env, ...extraEnv } });
   expect(status.code, status.stderr).toBe(0);
   expect(JSON.parse(status.stdout)).toMatchObject({
-    site_url: sandbox.siteUrl,
+    site_url: ctx.sandbox.siteUrl,
     profile: 'default',
     kind: 'token',
     live: false,
     source: 'file',
     user: { id: ada.id, email: ada.email },
-    client_id: sandbox.seed.app.client_id,
+    client_id: ctx.sandbox.seed.app.client_id,
     scopes: ['identity:read', 'entitlements:read'],
   });
-  expect((await storedToken(dir.path))?.user).toMatchObject({ id: ada.id });
+  expect((await storedToken(ctx.dir))?.user).toMatchObject({ id: ada.id });
 }
 
 describe('mkt login where no browser can be opened', () => {
   it('the openers stand-ins catch what the OS opener would run here', async () => {
     // Without this, "the log stayed empty" would prove nothing.
-    const clean = { ...baseEnv(dir.path), ...env } as Record<string, string>;
+    const clean = { ...baseEnv(ctx.dir), ...env } as Record<string, string>;
     for (const k of Object.keys(clean)) if (clean[k] === undefined) delete clean[k];
     await promisify(execFile)('sh', [XDG_OPEN, 'http://127.0.0.1:9/probe'], { env: clean });
     expect(await readLog(openerLog)).toEqual(['www-browser http://127.0.0.1:9/probe']);
@@ -114,53 +105,68 @@ describe('mkt login where no browser can be opened', () => {
   });
 
   it('a pasted line that is neither an address nor a code is asked for again', async () => {
-    const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, env);
+    const mkt = startMkt(['login', '--client-id', ctx.sandbox.seed.app.client_id], ctx.dir, {
+      env,
+      timeoutMs: 20_000,
+    });
     const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
     mkt.child.stdin.write('not a code!\n');
     await mkt.waitForStderr(/paste it again/);
     const redirect = await approveElsewhere(url!);
     mkt.child.stdin.write(redirect);
-    expect(await mkt.exit, mkt.stderr()).toBe(0);
-    expect(Object.keys(await storedSecrets(dir.path))).toContain('default:oauth');
+    expect((await mkt.exit()).code, mkt.stderr()).toBe(0);
+    expect(Object.keys(await storedSecrets(ctx.dir))).toContain('default:oauth');
   });
 
   it('with stdin closed, says it waits only for the browser redirect, and takes it', async () => {
-    const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id], dir.path, env);
+    const mkt = startMkt(['login', '--client-id', ctx.sandbox.seed.app.client_id], ctx.dir, {
+      env,
+      timeoutMs: 20_000,
+    });
     const [, url] = await mkt.waitForStderr(AUTHORIZE_URL);
     mkt.child.stdin.end();
     await mkt.waitForStderr(/stdin is closed\); waiting only for the browser redirect/);
     // The person's browser runs on this machine after all: the redirect reaches the listener.
     const redirect = (await approveElsewhere(url!)).trim();
     expect((await fetch(redirect)).status).toBe(200);
-    expect(await mkt.exit, mkt.stderr()).toBe(0);
-    expect(Object.keys(await storedSecrets(dir.path))).toContain('default:oauth');
+    expect((await mkt.exit()).code, mkt.stderr()).toBe(0);
+    expect(Object.keys(await storedSecrets(ctx.dir))).toContain('default:oauth');
   });
 
   it.runIf(process.platform === 'linux')(
     'the OS opener (with a display) runs without the four secrets in its environment',
     async () => {
-      const dump = join(dir.path, 'opener-env.txt');
-      for (const name of OPENERS)
-        await writeFile(join(dir.path, 'bin', name), `#!/bin/sh\nenv > "${dump}"\n`);
-      const mkt = startMkt(['login', '--client-id', sandbox.seed.app.client_id, '--timeout', '3'], dir.path, {
-        ...env,
-        DISPLAY: ':99',
-        // No desktop files: xdg-open falls back to x-www-browser (a stand-in) rather than a real browser.
-        ...Object.fromEntries(
-          ['XDG_DATA_DIRS', 'XDG_DATA_HOME', 'XDG_CONFIG_DIRS', 'XDG_CONFIG_HOME'].map((k) => [k, dir.path]),
-        ),
-        MKT_API_KEY: 'test_envKeyNeverInherited',
-        MKT_ACCESS_TOKEN: 'at_envTokenNeverInherited',
-        MKT_WEBHOOK_SECRET: 'whsec_envNeverInherited',
-      });
+      const dump = join(ctx.dir, 'opener-env.txt');
+      for (const name of OPENERS) await writeFile(join(ctx.dir, 'bin', name), `#!/bin/sh\nenv > "${dump}"\n`);
+      const mkt = startMkt(
+        ['login', '--client-id', ctx.sandbox.seed.app.client_id, '--timeout', '3'],
+        ctx.dir,
+        {
+          timeoutMs: 20_000,
+          env: {
+            ...env,
+            DISPLAY: ':99',
+            // No desktop files: xdg-open falls back to x-www-browser (a stand-in) rather than a real browser.
+            ...Object.fromEntries(
+              ['XDG_DATA_DIRS', 'XDG_DATA_HOME', 'XDG_CONFIG_DIRS', 'XDG_CONFIG_HOME'].map((k) => [
+                k,
+                ctx.dir,
+              ]),
+            ),
+            MKT_API_KEY: 'test_envKeyNeverInherited',
+            MKT_ACCESS_TOKEN: 'at_envTokenNeverInherited',
+            MKT_WEBHOOK_SECRET: 'whsec_envNeverInherited',
+          },
+        },
+      );
       await mkt.waitForStderr(/in your browser/);
-      await mkt.exit;
+      await mkt.exit();
       const seen = (await readLog(dump, /^PATH=/)).join('\n');
       expect(seen).toMatch(/^PATH=/m);
       expect(seen).not.toMatch(
         /MKT_CLIENT_SECRET|MKT_API_KEY|MKT_ACCESS_TOKEN|MKT_WEBHOOK_SECRET|NeverInherited/,
       );
-      expect(seen).not.toContain(sandbox.seed.app.client_secret);
+      expect(seen).not.toContain(ctx.sandbox.seed.app.client_secret);
     },
   );
 });

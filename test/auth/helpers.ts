@@ -1,9 +1,9 @@
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { baseEnv, MKT_BIN } from '../support/cli.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
 
 /** The programs that play the person in the browser. */
 export const PERSON = fileURLToPath(new URL('../fixtures/auth/person.js', import.meta.url));
@@ -12,6 +12,15 @@ export const CHROMIUM_PERSON = fileURLToPath(new URL('../fixtures/auth/chromium.
 /** An MKT_BROWSER value that runs a Node program with the URL as its last argument. */
 export function browserCommand(script: string): string {
   return `"${process.execPath}" "${script}"`;
+}
+
+/** A browser sign-in to `sandbox`: its site, the seeded app's client secret, person.js as the browser. */
+export function signInEnv(sandbox: Pick<Sandbox, 'siteUrl' | 'seed'>) {
+  return {
+    MKT_SITE_URL: sandbox.siteUrl,
+    MKT_CLIENT_SECRET: sandbox.seed.app.client_secret,
+    MKT_BROWSER: browserCommand(PERSON),
+  };
 }
 
 /** The file credential store of a config folder ({} when nothing was written). */
@@ -47,55 +56,6 @@ export async function readLog(path: string, until?: RegExp): Promise<string[]> {
   for (let i = 0; until && i < 100 && !(await read()).some((line) => until.test(line)); i++)
     await new Promise((resolve) => setTimeout(resolve, 100));
   return read();
-}
-
-/** A running `mkt` with piped stdio: its stderr so far, and a wait for a pattern in it. */
-export interface RunningMkt {
-  child: ChildProcessWithoutNullStreams;
-  stderr(): string;
-  /** Resolves with the first match of `pattern` in stderr; rejects if mkt ends first. */
-  waitForStderr(pattern: RegExp): Promise<RegExpExecArray>;
-  /** The exit code (null when killed, e.g. after `timeoutMs`). */
-  exit: Promise<number | null>;
-}
-
-/**
- * Starts `mkt ARGS` in the clean test environment (an `undefined` value removes a variable) for
- * tests that talk to it while it runs, e.g. paste into a waiting `mkt login`. Killed after `timeoutMs`.
- */
-export function startMkt(
-  args: string[],
-  configDir: string,
-  env: Record<string, string | undefined> = {},
-  timeoutMs = 20_000,
-): RunningMkt {
-  const full: Record<string, string | undefined> = { ...baseEnv(configDir), ...env };
-  for (const [k, v] of Object.entries(full)) if (v === undefined) delete full[k];
-  const child = spawn(process.execPath, [MKT_BIN, ...args], { env: full, stdio: 'pipe' });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  child.stdout.resume();
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const exit = new Promise<number | null>((resolve) =>
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    }),
-  );
-  const waitForStderr = (pattern: RegExp) =>
-    new Promise<RegExpExecArray>((resolve, reject) => {
-      const check = () => {
-        const m = pattern.exec(stderr);
-        if (!m) return false;
-        child.stderr.off('data', check);
-        resolve(m);
-        return true;
-      };
-      if (check()) return;
-      child.stderr.on('data', check);
-      void exit.then(() => check() || reject(new Error(`mkt ended before printing ${pattern}: ${stderr}`)));
-    });
-  return { child, stderr: () => stderr, waitForStderr, exit };
 }
 
 /** The authorization URL a headless `mkt login` prints. */

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startServer } from '../support/server.js';
 
 // Authorization servers nobody here wrote, run in-process on 127.0.0.1:0, each with a tiny protected
 // /api/v1/whoami and /api/v1/entitlements beside it that check the token the server issued.
@@ -34,12 +35,6 @@ function close(server: Server): Promise<void> {
     server.closeAllConnections();
     server.close(() => resolve());
   });
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  let text = '';
-  for await (const chunk of req) text += chunk;
-  return text;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -139,9 +134,9 @@ export async function startOAuth2Server(
     res.writeHead(response.status ?? 200, response.headers as Record<string, string>);
     res.end(response.body === undefined ? '' : JSON.stringify(response.body));
   };
-  const server = createServer(async (req, res) => {
+  const server = await startServer(async (req, res, seen) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const text = await readBody(req);
+    const text = seen.body;
     const type = String(req.headers['content-type'] ?? '');
     const body =
       type.includes('json') && text ? JSON.parse(text) : Object.fromEntries(new URLSearchParams(text));
@@ -198,8 +193,8 @@ export async function startOAuth2Server(
       sendJson(res, 500, { error: { code: 'test_server', message: (err as Error).message } });
     }
   });
-  const siteUrl = await listen(server);
-  return { ...state, siteUrl, close: () => close(server) };
+  const siteUrl = server.url;
+  return { ...state, siteUrl, close: server.close };
 }
 
 /**
@@ -214,6 +209,7 @@ export async function startOidcProvider(options: { accessTokenTTL?: number } = {
   const resource = 'urn:mkt:api';
   const scopes = 'identity:read entitlements:read apps:write';
   const ttl = options.accessTokenTTL ?? 3600;
+  // Not startServer: oidc-provider reads each request's body itself, and needs its address first.
   const server = createServer();
   const siteUrl = await listen(server);
   const provider = new Provider(siteUrl, {

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runMkt, tempDir } from '../support/cli.js';
+import { startServer, type TestServer } from '../support/server.js';
 import { browserCommand, storedSecrets, storedToken } from './helpers.js';
 
 // A marketplace that is not the sandbox: the token endpoint only at {base_url}/oauth/token, no scope
@@ -15,7 +14,7 @@ interface Seen {
   path: string;
   body: Record<string, string>;
 }
-let server: Server;
+let server: TestServer;
 let site: string;
 let seen: Seen[] = [];
 let challenge = '';
@@ -33,12 +32,6 @@ const ENTITLEMENT = {
   region: 'eu-west',
 };
 
-async function readBody(req: IncomingMessage): Promise<Record<string, string>> {
-  let text = '';
-  for await (const chunk of req) text += chunk;
-  return text ? (JSON.parse(text) as Record<string, string>) : {};
-}
-
 function tokens() {
   issued += 1;
   validTokens.add(`at_${issued}x`);
@@ -51,9 +44,10 @@ function tokens() {
 }
 
 beforeAll(async () => {
-  server = createServer(async (req, res) => {
+  server = await startServer((req, res, request) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    const body = req.method === 'POST' ? await readBody(req) : {};
+    const body: Record<string, string> =
+      req.method === 'POST' && request.body ? JSON.parse(request.body) : {};
     seen.push({ method: req.method ?? '', path: url.pathname, body });
     const json = (status: number, doc: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -97,10 +91,9 @@ beforeAll(async () => {
     res.writeHead(404, { 'content-type': 'text/html' });
     res.end('<h1>Not Found</h1>');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  site = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  site = server.url;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server.close());
 
 let dir: { path: string; remove(): Promise<void> };
 let env: Record<string, string>;

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { baseEnv, MKT_BIN, tempDir, type MktResult } from '../support/cli.js';
+import { MKT_BIN, runMkt, tempDir, type MktResult } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
 
 // There is one way mkt runs: bin/run.js hands every argv to oclif, bundled in dist/
@@ -42,18 +41,7 @@ async function run(bin: string, args: string[], env: Record<string, string | und
   const dir = join(ctx.dir, 'one-path');
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir);
-  const full: Record<string, string | undefined> = { ...baseEnv(dir), COLUMNS: '100', ...env };
-  for (const [k, v] of Object.entries(full)) if (v === undefined) delete full[k];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: full as NodeJS.ProcessEnv, cwd: dir });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    child.stdin.end();
-  });
+  return runMkt(args, dir, { bin, cwd: dir, env: { COLUMNS: '100', ...env } });
 }
 
 async function expectSame(args: string[], env: Record<string, string | undefined> = {}) {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { SandboxSeed } from '../../src/sandbox/index.js';
 import { runMkt, tempDir } from '../support/cli.js';
-import { killAllSandboxProcesses, startSandboxProcess } from '../sandbox/process.js';
+import { killAllSandboxProcesses, startSandboxProcess } from '../support/sandbox.js';
 
 let dir: { path: string; remove(): Promise<void> };
 beforeEach(async () => {

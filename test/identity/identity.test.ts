@@ -1,45 +1,39 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
-import { runMkt, tempDir } from '../support/cli.js';
-import { startTestSandbox } from '../support/sandbox.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runMkt } from '../support/cli.js';
+import { useSandbox } from '../support/sandbox.js';
 
-let sandbox: Sandbox;
-let dir: { path: string; remove(): Promise<void> };
+const ctx = useSandbox({ dirPerTest: true });
 let env: Record<string, string>;
 let proFeature: string;
 
 beforeAll(async () => {
-  sandbox = await startTestSandbox();
-  const res = await fetch(`${sandbox.siteUrl}/api/v1/apps/${sandbox.seed.app.id}/plans`, {
-    headers: { 'x-api-key': sandbox.seed.test_key },
+  const res = await fetch(`${ctx.sandbox.siteUrl}/api/v1/apps/${ctx.sandbox.seed.app.id}/plans`, {
+    headers: { 'x-api-key': ctx.sandbox.seed.test_key },
   });
   const plans = ((await res.json()) as { data: Array<{ id: string; features: string[] }> }).data;
-  const ada = sandbox.seed.users[0]!;
+  const ada = ctx.sandbox.seed.users[0]!;
   proFeature = plans
     .find((p) => p.id === ada.plan)!
     .features.find((f) => !plans.find((p) => p.id === 'free')?.features.includes(f))!;
 });
-afterAll(() => sandbox.close());
-beforeEach(async () => {
-  dir = await tempDir();
-  env = { MKT_SITE_URL: sandbox.siteUrl, MKT_API_KEY: sandbox.seed.test_key };
+beforeEach(() => {
+  env = { MKT_SITE_URL: ctx.sandbox.siteUrl, MKT_API_KEY: ctx.sandbox.seed.test_key };
 });
-afterEach(() => dir.remove());
 
 const mkt = (args: string[], extra: Record<string, string | undefined> = {}) =>
-  runMkt(args, dir.path, { env: { ...env, ...extra } });
+  runMkt(args, ctx.dir, { env: { ...env, ...extra } });
 
 describe('mkt whoami', () => {
   it('prints the key owner as a summary, and the full document with --json', async () => {
     const text = await mkt(['whoami']);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`ID:\\s+${sandbox.seed.developer.id}`));
-    expect(text.stdout).toMatch(new RegExp(`Email:\\s+${sandbox.seed.developer.email}`));
+    expect(text.stdout).toMatch(new RegExp(`ID:\\s+${ctx.sandbox.seed.developer.id}`));
+    expect(text.stdout).toMatch(new RegExp(`Email:\\s+${ctx.sandbox.seed.developer.email}`));
     const json = await mkt(['whoami', '--json']);
     expect(JSON.parse(json.stdout)).toEqual({
-      id: sandbox.seed.developer.id,
-      email: sandbox.seed.developer.email,
-      name: sandbox.seed.developer.name,
+      id: ctx.sandbox.seed.developer.id,
+      email: ctx.sandbox.seed.developer.email,
+      name: ctx.sandbox.seed.developer.name,
       avatar_url: expect.any(String),
     });
   });
@@ -58,8 +52,8 @@ describe('mkt whoami', () => {
 
 describe('mkt entitlements --feature', () => {
   it('exits 0 for an active subscriber whose plan has the feature', async () => {
-    const ada = sandbox.seed.users.find(
-      (u) => u.status === 'active' && u.plan === sandbox.seed.users[0]!.plan,
+    const ada = ctx.sandbox.seed.users.find(
+      (u) => u.status === 'active' && u.plan === ctx.sandbox.seed.users[0]!.plan,
     )!;
     const res = await mkt(['entitlements', '--user', ada.id, '--feature', proFeature]);
     expect(res.stderr).toContain(`"${proFeature}" is included`);
@@ -68,11 +62,11 @@ describe('mkt entitlements --feature', () => {
   });
 
   it('exits 3 and says why for a past-due subscriber and for a plan without the feature', async () => {
-    const pat = sandbox.seed.users.find((u) => u.status === 'past_due')!;
+    const pat = ctx.sandbox.seed.users.find((u) => u.status === 'past_due')!;
     const late = await mkt(['entitlements', '--user', pat.id, '--feature', proFeature]);
     expect(late.code).toBe(3);
     expect(late.stderr).toContain('is past_due');
-    const fred = sandbox.seed.users.find((u) => u.plan === 'free')!;
+    const fred = ctx.sandbox.seed.users.find((u) => u.plan === 'free')!;
     const free = await mkt(['entitlements', '--user', fred.id, '--feature', proFeature]);
     expect(free.code).toBe(3);
     expect(free.stderr).toContain(`does not include "${proFeature}"`);

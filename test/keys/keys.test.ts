@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runMkt } from '../support/cli.js';
+import { runMktInTty } from '../support/terminal.js';
 import { useSandbox } from '../support/sandbox.js';
-import { expectRefusedBeforeAnyRequest, runMktInTty, startRecordingServer } from '../apps/helpers.js';
+import { expectRefusedBeforeAnyRequest, startRecordingServer } from '../apps/helpers.js';
 
 const ctx = useSandbox();
 const mkt = ctx.mkt;

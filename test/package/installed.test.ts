@@ -86,7 +86,10 @@ describe.each(nodes)('the installed mkt on Node %s', (major, node) => {
   });
   afterAll(() => home?.remove());
 
-  /** `mkt ARGS` as a user types it: found on PATH, run by the `node` first on PATH, from another folder. */
+  /**
+   * `mkt ARGS` as a user types it: found on PATH, run by the `node` first on PATH, from another folder.
+   * Not runMkt: that runs this checkout's bin/run.js with the test runner's node and environment.
+   */
   function mkt(args: string[], env: Record<string, string> = {}) {
     return spawn('mkt', args, {
       cwd: home.path,

@@ -3,9 +3,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { tempDir } from '../support/cli.js';
-import { developerToken } from '../support/sandbox.js';
-import { call, openStream, startReceiver, submitConsent, type StreamEvent } from './helpers.js';
-import { killAllSandboxProcesses, startSandboxProcess, type SandboxProcess } from './process.js';
+import {
+  developerToken,
+  killAllSandboxProcesses,
+  startSandboxProcess,
+  type SandboxProcess,
+} from '../support/sandbox.js';
+import { call, openStream, submitConsent, type StreamEvent } from './helpers.js';
+import { answerWith, startServer } from '../support/server.js';
 
 // Every test here runs the real `mkt sandbox start`, kills it with SIGKILL right after an answer,
 // and starts it again on the same data folder (docs/DECISIONS.md §2, durability).
@@ -149,7 +154,7 @@ describe('an acknowledged write survives kill -9', () => {
 
   it('pending webhook retries are resumed after a crash and all delivered', async () => {
     let up = false;
-    const receiver = await startReceiver(() => (up ? 200 : 503));
+    const receiver = await startServer(answerWith(() => (up ? 200 : 503)));
     try {
       let p = await start();
       await call(peer(p), 'PATCH', `/api/v1/apps/${p.seed.app.id}`, {
@@ -167,15 +172,12 @@ describe('an acknowledged write survives kill -9', () => {
       }
       await p.kill9();
       up = true;
-      const before = receiver.received.length;
+      const before = receiver.seen.length;
       p = await start();
       await expect
-        .poll(
-          () => new Set(receiver.received.slice(before).map((r) => r.headers['x-marketplace-delivery'])),
-          {
-            timeout: 20_000,
-          },
-        )
+        .poll(() => new Set(receiver.seen.slice(before).map((r) => r.headers['x-marketplace-delivery'])), {
+          timeout: 20_000,
+        })
         .toEqual(new Set(ids));
     } finally {
       await receiver.close();

@@ -1,5 +1,3 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Sandbox } from '../../src/sandbox/index.js';
 
 /** A response read in full: status, headers and the body parsed as JSON when it is JSON. */
@@ -42,58 +40,6 @@ export async function call(
     json = undefined;
   }
   return { status: res.status, headers: res.headers, text, json };
-}
-
-/** One request a {@link Receiver} saw. */
-export interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A real local webhook receiver that records what it got and answers with chosen statuses. */
-export interface Receiver {
-  url: string;
-  received: Received[];
-  /** Resolves once `count` requests arrived. */
-  waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
-  close(): Promise<void>;
-}
-
-export async function startReceiver(statusFor: (n: number) => number = () => 200): Promise<Receiver> {
-  const received: Received[] = [];
-  const waiters: Array<() => void> = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(statusFor(received.length)).end('ok');
-      for (const w of waiters.splice(0)) w();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    received,
-    async waitFor(count, timeoutMs = 5_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > deadline)
-          throw new Error(`expected ${count} webhook requests, got ${received.length}`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 50);
-        });
-      }
-      return received;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /** One Server-Sent Event of the relay stream. */

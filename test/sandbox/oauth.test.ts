@@ -2,11 +2,12 @@ import * as oauth from 'oauth4webapi';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { startTestSandbox } from '../support/sandbox.js';
-import { call, fakeClock, startReceiver, submitConsent, type Receiver } from './helpers.js';
+import { call, fakeClock, submitConsent } from './helpers.js';
+import { answerWith, startServer, type TestServer } from '../support/server.js';
 
 const REDIRECT = 'http://127.0.0.1:54321/callback';
 let sb: Sandbox;
-let receiver: Receiver | undefined;
+let receiver: TestServer | undefined;
 
 afterEach(async () => {
   await sb?.close();
@@ -311,7 +312,7 @@ describe('consent page', () => {
   });
 
   it('emits user.authorized when a user approves', async () => {
-    receiver = await startReceiver();
+    receiver = await startServer(answerWith(200));
     sb = await startTestSandbox();
     await call(sb, 'PATCH', `/api/v1/apps/${sb.seed.app.id}`, {
       key: sb.seed.test_key,

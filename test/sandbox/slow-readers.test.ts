@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { tempDir } from '../support/cli.js';
-import { developerToken } from '../support/sandbox.js';
+import { developerToken, killAllSandboxProcesses, startSandboxProcess } from '../support/sandbox.js';
 import { call } from './helpers.js';
-import { killAllSandboxProcesses, startSandboxProcess } from './process.js';
 
 let dir: { path: string; remove(): Promise<void> };
 const sockets: Socket[] = [];

@@ -1,12 +1,12 @@
 import { verify } from '@octokit/webhooks-methods';
-import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { startTestSandbox } from '../support/sandbox.js';
-import { call, openStream, startReceiver, type Receiver } from './helpers.js';
+import { call, openStream } from './helpers.js';
+import { answerWith, startServer, type TestServer } from '../support/server.js';
 
 let sb: Sandbox;
-let receiver: Receiver | undefined;
+let receiver: TestServer | undefined;
 afterEach(async () => {
   await sb?.close();
   await receiver?.close();
@@ -30,7 +30,7 @@ function simulate(event: string, data?: unknown) {
 
 describe('webhook deliveries', () => {
   it('signs each delivery so @octokit/webhooks-methods verifies it with the whsec_ string', async () => {
-    receiver = await startReceiver();
+    receiver = await startServer(answerWith(200));
     sb = await startTestSandbox();
     await pointWebhookAt(receiver.url);
     const user = sb.seed.users[0]!.id;
@@ -91,7 +91,7 @@ describe('webhook deliveries', () => {
   });
 
   it('retries a failing endpoint with backoff, the same delivery id and the same bytes', async () => {
-    receiver = await startReceiver((n) => (n <= 2 ? 500 : 204));
+    receiver = await startServer(answerWith((n) => (n <= 2 ? 500 : 204)));
     sb = await startTestSandbox({ deliveryBackoffMs: [10, 20, 40, 80, 160] });
     await pointWebhookAt(receiver.url);
     const answer = await simulate('user.authorized');
@@ -103,18 +103,18 @@ describe('webhook deliveries', () => {
     expect(new Set(hits.map((h) => h.body)).size).toBe(1);
     expect(new Set(hits.map((h) => h.headers['x-marketplace-signature'])).size).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(receiver.received).toHaveLength(3);
+    expect(receiver.seen).toHaveLength(3);
   });
 
   it('gives up after six tries in all and treats an unreachable URL as a failure', async () => {
-    receiver = await startReceiver(() => 503);
+    receiver = await startServer(answerWith(() => 503));
     sb = await startTestSandbox({ deliveryBackoffMs: [5, 5, 5, 5, 5] });
     await pointWebhookAt(receiver.url);
     await simulate('user.revoked');
     await receiver.waitFor(6);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(receiver.received).toHaveLength(6);
-    const closed = await startReceiver();
+    expect(receiver.seen).toHaveLength(6);
+    const closed = await startServer(answerWith(200));
     const deadUrl = closed.url;
     await closed.close();
     await pointWebhookAt(deadUrl);
@@ -129,18 +129,15 @@ describe('webhook deliveries', () => {
   it('a slow endpoint counts as failed after the delivery timeout', async () => {
     sb = await startTestSandbox({ deliveryTimeoutMs: 100, deliveryBackoffMs: [] });
     // A server that accepts the request and never answers.
-    const silent = createServer(() => {});
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const port = (silent.address() as { port: number }).port;
-    await pointWebhookAt(`http://127.0.0.1:${port}/slow`);
+    const silent = await startServer(() => {});
+    await pointWebhookAt(`${silent.url}/slow`);
     const answer = await simulate('user.revoked');
     expect(answer.json.webhook).toMatchObject({ status: 'failed', error: 'no answer within 100 ms' });
-    silent.closeAllConnections();
-    silent.close();
+    await silent.close();
   });
 
   it('emits subscription.created and subscription.cancelled for simulator users', async () => {
-    receiver = await startReceiver();
+    receiver = await startServer(answerWith(200));
     sb = await startTestSandbox();
     await pointWebhookAt(receiver.url);
     const user = await call(sb, 'POST', '/api/v1/simulator/users', {

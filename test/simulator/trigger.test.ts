@@ -1,7 +1,6 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { useSandbox } from '../support/sandbox.js';
+import { answerWith, startServer } from '../support/server.js';
 
 const ctx = useSandbox();
 const mkt = (args: string[], extra: Record<string, string> = {}) =>
@@ -79,13 +78,8 @@ describe('mkt trigger', () => {
   });
 
   it('refuses a live key before making any request (exit 4)', async () => {
-    const seen: string[] = [];
-    const server = http.createServer((req, res) => {
-      seen.push(`${req.method} ${req.url}`);
-      res.writeHead(500).end();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const server = await startServer(answerWith(500));
+    const { url, seen } = server;
     for (const args of [
       ['trigger', 'user.revoked'],
       ['simulator', 'check', '--user', 'usr_1', '--feature', 'x'],
@@ -94,7 +88,7 @@ describe('mkt trigger', () => {
       expect(r.code).toBe(4);
       expect(r.stderr).toContain('live_');
     }
-    server.close();
+    await server.close();
     expect(seen).toEqual([]);
   });
 });

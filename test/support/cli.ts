@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,10 @@ export interface RunOptions {
   input?: string;
   /** Kill the process after this many ms (the test then sees signal SIGKILL). */
   timeoutMs?: number;
+  /** Another entry point than the built bin/run.js (e.g. a reference build of the same CLI). */
+  bin?: string;
+  /** The working folder (default: the test runner's). */
+  cwd?: string;
 }
 
 /** A clean environment for a child `mkt`: a temp HOME and config folder, the file credential store. */
@@ -39,27 +43,136 @@ export function baseEnv(configDir: string): Record<string, string> {
   };
 }
 
+/** Spawns `mkt ARGS` in the clean environment (an `undefined` value removes a variable), stdio piped. */
+function spawnMkt(args: string[], configDir: string, options: RunOptions & { umask?: string }) {
+  const env = { ...baseEnv(configDir), ...options.env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  const argv = [process.execPath, options.bin ?? MKT_BIN, ...args];
+  // Under a umask, `exec` keeps the process id, so the pid is mkt's own.
+  const [command, ...rest] = options.umask
+    ? ['sh', '-c', `umask ${options.umask}; exec "$@"`, 'sh', ...argv]
+    : argv;
+  const child = spawn(command!, rest, { env: env as NodeJS.ProcessEnv, cwd: options.cwd, stdio: 'pipe' });
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  const timer = options.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), options.timeoutMs) : undefined;
+  child.on('close', () => clearTimeout(timer));
+  return child;
+}
+
 /** Runs `mkt ARGS` as a user would and collects its output and exit code. */
 export function runMkt(args: string[], configDir: string, options: RunOptions = {}): Promise<MktResult> {
   return new Promise((resolve, reject) => {
-    const env = { ...baseEnv(configDir), ...options.env };
-    for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-    const child = spawn(process.execPath, [MKT_BIN, ...args], {
-      env: env as NodeJS.ProcessEnv,
-      stdio: 'pipe',
-    });
+    const child = spawnMkt(args, configDir, options);
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = options.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), options.timeoutMs) : undefined;
+    child.stdout.on('data', (d: string) => (stdout += d));
+    child.stderr.on('data', (d: string) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** A long-running `mkt` (`webhooks listen`, `sandbox start`, a waiting `login`) a test talks to. */
+export interface RunningMkt {
+  child: ChildProcessWithoutNullStreams;
+  /** Each complete stdout line, parsed as JSON, or `{type: 'not_json', text}`. */
+  lines: Array<Record<string, unknown>>;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves once `pred(lines)` holds; rejects if mkt ends first or after `timeoutMs`. */
+  waitFor(pred: (lines: Array<Record<string, unknown>>) => boolean, timeoutMs?: number): Promise<void>;
+  /** Resolves with the first match of `pattern` in stderr (or once `pattern(stderr)` holds); likewise. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  waitForStderr(pattern: (stderr: string) => boolean, timeoutMs?: number): Promise<void>;
+  /** The exit code and signal, once mkt has ended. */
+  exit(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `mkt ARGS` (stdin left open; `umask` runs it under that umask) and collects its output. */
+export function startMkt(
+  args: string[],
+  configDir: string,
+  options: Omit<RunOptions, 'input'> & { umask?: string } = {},
+): RunningMkt {
+  const child = spawnMkt(args, configDir, options);
+  const lines: Array<Record<string, unknown>> = [];
+  let stdout = '';
+  let stderr = '';
+  let ended = false;
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const w of waiters) w();
+  };
+  child.stdout.on('data', (d: string) => {
+    const from = stdout.lastIndexOf('\n') + 1;
+    stdout += d;
+    const complete = stdout.slice(from, stdout.lastIndexOf('\n') + 1);
+    for (const text of complete.split('\n').slice(0, -1)) {
+      try {
+        lines.push(JSON.parse(text) as Record<string, unknown>);
+      } catch {
+        lines.push({ type: 'not_json', text });
+      }
+    }
+    wake();
+  });
+  child.stderr.on('data', (d: string) => {
+    stderr += d;
+    wake();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => {
+      ended = true;
+      wake();
+      resolve({ code, signal });
+    }),
+  );
+  const until = <T>(done: () => T | undefined, what: string, timeoutMs: number) =>
+    new Promise<T>((resolve, reject) => {
+      const finish = (settle: () => void) => {
+        waiters.delete(check);
+        clearTimeout(timer);
+        settle();
+      };
+      const check = () => {
+        const result = done();
+        if (result !== undefined) finish(() => resolve(result));
+        else if (ended)
+          finish(() => reject(new Error(`mkt ${args.join(' ')} ended before ${what}; stderr:\n${stderr}`)));
+      };
+      const timer = setTimeout(
+        () =>
+          finish(() =>
+            reject(
+              new Error(
+                `timed out waiting for ${what}; lines: ${JSON.stringify(lines.slice(-5))}\nstderr:\n${stderr}`,
+              ),
+            ),
+          ),
+        timeoutMs,
+      );
+      waiters.add(check);
+      check();
+    });
+  return {
+    child,
+    lines,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exit: () => exited,
+    waitFor: (pred, timeoutMs = 15_000) =>
+      until(() => (pred(lines) ? null : undefined), 'its lines matched', timeoutMs).then(() => {}),
+    waitForStderr: ((pattern: RegExp | ((stderr: string) => boolean), timeoutMs = 15_000) =>
+      typeof pattern === 'function'
+        ? until(() => (pattern(stderr) ? null : undefined), 'its stderr matched', timeoutMs).then(() => {})
+        : until(
+            () => pattern.exec(stderr) ?? undefined,
+            `printing ${pattern}`,
+            timeoutMs,
+          )) as RunningMkt['waitForStderr'],
+  };
 }
 
 /** A fresh temporary folder; remove it with the returned function. */

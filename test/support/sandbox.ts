@@ -1,9 +1,14 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { runMkt, tempDir, type MktResult } from './cli.js';
+import {
+  startSandbox,
+  type Sandbox,
+  type SandboxOptions,
+  type SandboxSeed,
+} from '../../src/sandbox/index.js';
+import { runMkt, startMkt, tempDir, type MktResult, type RunningMkt } from './cli.js';
 
 /**
  * Starts a sandbox on 127.0.0.1 with a fresh temporary data folder, any free port and short retry
@@ -29,6 +34,70 @@ export async function startTestSandbox(overrides: Partial<SandboxOptions> = {}):
   };
 }
 
+/** `mkt sandbox start` running as its own process, as a developer leaves it running. */
+export interface SandboxProcess {
+  pid: number;
+  siteUrl: string;
+  seed: SandboxSeed;
+  /** What `--json` printed. */
+  info: Record<string, unknown>;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
+  /** `kill -9`, and waits until the process is gone. */
+  kill9(): Promise<void>;
+  /** Sends `signal` and answers the exit code. */
+  stop(signal: 'SIGINT' | 'SIGTERM'): Promise<number | null>;
+}
+
+const running = new Set<RunningMkt>();
+
+/** Kills every sandbox process a test left running (call in afterEach). */
+export function killAllSandboxProcesses(): void {
+  for (const sandbox of running) sandbox.child.kill('SIGKILL');
+  running.clear();
+}
+
+/**
+ * For what an in-process sandbox cannot show (`kill -9`, a restart on the same folder, the umask,
+ * signals): the built `mkt sandbox start --json --quiet --port 0 --data-dir DATA [ARGS]` under `umask`
+ * (default 022) with a clean environment, once it has printed its JSON document.
+ */
+export async function startSandboxProcess(
+  dataDir: string,
+  configDir: string,
+  options: { umask?: string; args?: string[] } = {},
+): Promise<SandboxProcess> {
+  const args = ['sandbox', 'start', '--json', '--quiet', '--port', '0', '--data-dir', dataDir];
+  const mkt = startMkt([...args, ...(options.args ?? [])], configDir, { umask: options.umask ?? '022' });
+  running.add(mkt);
+  const document = () => {
+    try {
+      return JSON.parse(mkt.stdout()) as Record<string, unknown>;
+    } catch {
+      return undefined; // not complete yet
+    }
+  };
+  await mkt.waitFor(() => document() !== undefined);
+  const info = document()!;
+  return {
+    pid: mkt.child.pid!,
+    siteUrl: info.site_url as string,
+    seed: info as unknown as SandboxSeed,
+    info,
+    stderr: mkt.stderr,
+    async kill9() {
+      mkt.child.kill('SIGKILL');
+      await mkt.exit();
+      running.delete(mkt);
+    },
+    async stop(signal) {
+      mkt.child.kill(signal);
+      running.delete(mkt);
+      return (await mkt.exit()).code;
+    },
+  };
+}
+
 /** What `useSandbox` gives a test file. */
 export interface SandboxContext {
   readonly sandbox: Sandbox;
@@ -40,17 +109,35 @@ export interface SandboxContext {
   mkt(args: string[], extra?: Record<string, string | undefined>): Promise<MktResult>;
 }
 
-/** Registers beforeAll/afterAll hooks for one sandbox and one config folder shared by a test file. */
-export function useSandbox(): SandboxContext {
+/** How long what `useSandbox` gives lives; the rest are the sandbox's options. */
+export interface UseSandboxOptions extends Partial<SandboxOptions> {
+  /** A fresh sandbox and config folder for each test (for tests that change or break them). */
+  sandboxPerTest?: boolean;
+  /** A fresh config folder for each test, the sandbox shared by the file. */
+  dirPerTest?: boolean;
+}
+
+/**
+ * Registers the hooks for one sandbox and one config folder shared by a test file (or, by
+ * `options`, fresh for each test).
+ */
+export function useSandbox(options: UseSandboxOptions = {}): SandboxContext {
+  const { sandboxPerTest, dirPerTest, ...overrides } = options;
   let sandbox: Sandbox | undefined;
   let dir: { path: string; remove(): Promise<void> } | undefined;
-  beforeAll(async () => {
-    sandbox = await startTestSandbox();
+  const [sandboxUp, sandboxDown] = sandboxPerTest ? [beforeEach, afterEach] : [beforeAll, afterAll];
+  const [dirUp, dirDown] = sandboxPerTest || dirPerTest ? [beforeEach, afterEach] : [beforeAll, afterAll];
+  sandboxUp(async () => {
+    sandbox = await startTestSandbox(overrides);
+  });
+  dirUp(async () => {
     dir = await tempDir();
   });
-  afterAll(async () => {
-    await sandbox?.close();
+  dirDown(async () => {
     await dir?.remove();
+  });
+  sandboxDown(async () => {
+    await sandbox?.close();
   });
   const context: SandboxContext = {
     get sandbox() {

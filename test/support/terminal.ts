@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { stripVTControlCharacters } from 'node:util';
+import { MKT_BIN, baseEnv, type MktResult } from './cli.js';
 
 /** A command line typed into a terminal (a real pseudo-terminal from util-linux `script`). */
 export interface Terminal {
@@ -74,4 +75,24 @@ export function typeInTerminal(
       check();
     });
   return { screen, raw: () => raw, waitFor, type: (text) => child.stdin.write(text), exit };
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs `mkt ARGS` on a real pseudo-terminal (util-linux `script`), waits until the output shows
+ * `waitFor`, then types `answer`. stdout and stderr arrive mixed, as on a terminal.
+ */
+export async function runMktInTty(
+  args: string[],
+  configDir: string,
+  options: { env?: Record<string, string>; waitFor: string; answer: string; timeoutMs?: number },
+): Promise<MktResult> {
+  const terminal = typeInTerminal([process.execPath, MKT_BIN, ...args].map(quote).join(' '), {
+    env: { ...baseEnv(configDir), ...options.env, TERM: 'dumb', NO_COLOR: '1' },
+    answers: [[options.waitFor, options.answer]],
+    timeoutMs: options.timeoutMs ?? 15_000,
+  });
+  const code = await terminal.exit;
+  return { code, signal: null, stdout: terminal.raw(), stderr: '' };
 }

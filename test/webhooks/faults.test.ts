@@ -4,26 +4,14 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runMkt, tempDir } from '../support/cli.js';
-import { post, sign, spawnListen, startTarget, type ListenProcess } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { runMkt } from '../support/cli.js';
+import { freePort, startServer } from '../support/server.js';
+import { post, sign, spawnListen, type ListenProcess, useListenFixture } from './helpers.js';
 
 const SECRET = 'whsec_faults';
-let dir: { path: string; remove(): Promise<void> };
-let target: Awaited<ReturnType<typeof startTarget>>;
-const running: ListenProcess[] = [];
-
-beforeEach(async () => {
-  dir = await tempDir();
-  target = await startTarget();
-});
-afterEach(async () => {
-  for (const l of running.splice(0)) l.child.kill('SIGKILL');
-  await target.close();
-  await dir.remove();
-});
+const fx = useListenFixture();
 
 /** `listen --no-relay` with its local receiver, forwarding to the target; resolves when ready. */
 async function local(
@@ -31,11 +19,11 @@ async function local(
   env: Record<string, string> = {},
 ): Promise<ListenProcess & { url: string }> {
   const l = spawnListen(
-    ['--no-relay', '--forward-to', target.url, '--forward-backoff', '50', ...extra],
-    dir.path,
+    ['--no-relay', '--forward-to', fx.target.url, '--forward-backoff', '50', ...extra],
+    fx.dir,
     { MKT_WEBHOOK_SECRET: SECRET, ...env },
   );
-  running.push(l);
+  fx.running.push(l);
   await l.waitFor((lines) => lines.some((x) => x.type === 'ready'));
   return Object.assign(l, { url: String(l.lines.find((x) => x.type === 'ready')!.receiver) });
 }
@@ -63,18 +51,20 @@ const headersFor = (id: string, body: Buffer, secret = SECRET) => ({
 });
 const forwardedIds = (l: ListenProcess) => l.lines.filter((x) => x.type === 'forwarded').map((x) => x.id);
 const accepted = () =>
-  target.received.filter((r) => r.answered === 200).map((r) => String(r.headers['x-marketplace-delivery']));
+  fx.target.received
+    .filter((r) => r.answered === 200)
+    .map((r) => String(r.headers['x-marketplace-delivery']));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('webhooks listen under faults', () => {
   it('waits for a target that is down (stopped) instead of giving up, and delivers each once when it is back', async () => {
     const l = await local();
-    await target.stop();
+    await fx.target.stop();
     const sent = Array.from({ length: 10 }, () => delivery());
     for (const d of sent) expect((await post(l.url, d.body, d.headers)).status).toBe(202);
     // Down long past the five tries listen used to give up after.
     await l.waitForStderr((e) => (e.match(/"type":"target_down"/g) ?? []).length >= 6, 20_000);
-    await target.start();
+    await fx.target.start();
     await l.waitFor(() => sent.every((d) => forwardedIds(l).includes(d.id)), 20_000);
     expect(accepted().sort()).toEqual(sent.map((d) => d.id).sort());
     expect(l.lines.filter((x) => x.type === 'forward_failed')).toEqual([]);
@@ -84,7 +74,7 @@ describe('webhooks listen under faults', () => {
   });
 
   it('a 4xx from the target marks the delivery failed and says how to resend it; resend --status failed re-drives all', async () => {
-    target.answer(() => 422);
+    fx.target.answer(() => 422);
     const l = await local();
     const sent = [delivery(), delivery()];
     for (const d of sent) await post(l.url, d.body, d.headers);
@@ -95,8 +85,8 @@ describe('webhooks listen under faults', () => {
     });
     l.child.kill('SIGINT');
     await l.exit();
-    target.answer(() => 200);
-    const again = await runMkt(['webhooks', 'resend', '--status', 'failed', '--json'], dir.path);
+    fx.target.answer(() => 200);
+    const again = await runMkt(['webhooks', 'resend', '--status', 'failed', '--json'], fx.dir);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout).map((r: { id: string }) => r.id)).toEqual(sent.map((d) => d.id));
     expect(accepted()).toEqual(sent.map((d) => d.id));
@@ -104,21 +94,21 @@ describe('webhooks listen under faults', () => {
 
   it('start-up says where it receives, where it forwards and what waits from an earlier run, then Ready once; a failed forward ends with the resend command', async () => {
     const l = await local();
-    await target.stop();
+    await fx.target.stop();
     const waiting = [delivery(), delivery()];
     for (const d of waiting) expect((await post(l.url, d.body, d.headers)).status).toBe(202);
     await l.waitForStderr((e) => e.includes('"type":"target_down"'));
     l.child.kill('SIGKILL');
     await l.exit();
-    await target.start();
-    target.answer((r) => (r.headers['x-marketplace-delivery'] === waiting[1]!.id ? 422 : 200));
+    await fx.target.start();
+    fx.target.answer((r) => (r.headers['x-marketplace-delivery'] === waiting[1]!.id ? 422 : 200));
     const h = spawnListen(
-      ['--no-relay', '--forward-to', target.url],
-      dir.path,
+      ['--no-relay', '--forward-to', fx.target.url],
+      fx.dir,
       { MKT_WEBHOOK_SECRET: SECRET },
       { json: false },
     );
-    running.push(h);
+    fx.running.push(h);
     const failedLine = (x: Record<string, unknown>) => String(x.text).includes(waiting[1]!.id);
     await h.waitFor((lines) => lines.some(failedLine));
     expect(String(h.lines.find(failedLine)!.text)).toMatch(
@@ -128,8 +118,10 @@ describe('webhooks listen under faults', () => {
     const at = (re: RegExp) => stderr.findIndex((x) => re.test(x));
     const order = [
       at(/^Receiving on http:\/\/127\.0\.0\.1:\d+\/$/),
-      at(new RegExp(`^Forwarding to ${target.url}$`)),
-      at(new RegExp(`^2 deliveries from an earlier run are waiting; forwarded first, to ${target.url}\\.$`)),
+      at(new RegExp(`^Forwarding to ${fx.target.url}$`)),
+      at(
+        new RegExp(`^2 deliveries from an earlier run are waiting; forwarded first, to ${fx.target.url}\\.$`),
+      ),
       at(/Ready\./),
     ];
     expect(order.every((n, k) => n >= 0 && (k === 0 || n > order[k - 1]!))).toBe(true);
@@ -167,7 +159,7 @@ describe('webhooks listen under faults', () => {
     expect(forged.status).toBe(401);
     expect((await post(l.url, genuine.body, genuine.headers)).status).toBe(202);
     await l.waitFor(() => forwardedIds(l).includes(genuine.id));
-    expect(target.received.map((r) => r.raw)).toEqual([genuine.body]);
+    expect(fx.target.received.map((r) => r.raw)).toEqual([genuine.body]);
   });
 
   it('a body that is not UTF-8, signed over its raw bytes, verifies and arrives byte for byte (also on resend)', async () => {
@@ -182,9 +174,9 @@ describe('webhooks listen under faults', () => {
     await l.waitFor(() => forwardedIds(l).includes(d.id));
     l.child.kill('SIGINT');
     await l.exit();
-    const resent = await runMkt(['webhooks', 'resend', d.id], dir.path);
+    const resent = await runMkt(['webhooks', 'resend', d.id], fx.dir);
     expect(resent.code).toBe(0);
-    expect(target.received.map((r) => r.raw)).toEqual([raw, raw]);
+    expect(fx.target.received.map((r) => r.raw)).toEqual([raw, raw]);
   });
 
   it('the same signed body re-posted under a new delivery id inside the window is not forwarded again', async () => {
@@ -203,7 +195,7 @@ describe('webhooks listen under faults', () => {
   it.runIf(process.platform === 'linux' && process.getuid?.() === 0)(
     'a full journal disk: 503 and nothing remembered; the sender’s retry is journaled and forwarded once space returns',
     async () => {
-      const data = join(dir.path, 'data');
+      const data = join(fx.dir, 'data');
       await mkdir(data, { recursive: true });
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', data]);
       try {
@@ -239,7 +231,7 @@ describe('webhooks listen under faults', () => {
         l.child.kill('SIGINT');
         await l.exit();
         // Every record is readable after a restart: a torn line never swallowed the next one.
-        const list = await runMkt(['webhooks', 'deliveries', '--json', '--limit', '100'], dir.path);
+        const list = await runMkt(['webhooks', 'deliveries', '--json', '--limit', '100'], fx.dir);
         const rows = JSON.parse(list.stdout) as Array<{ id: string; status: string }>;
         expect(
           rows
@@ -279,10 +271,10 @@ describe('webhooks listen under faults', () => {
     })();
     const crashes: Array<{ mark: number; before: Set<string> }> = [];
     for (const at of [60, 140, 220]) {
-      while (target.received.length < at) await sleep(2);
+      while (fx.target.received.length < at) await sleep(2);
       l.child.kill('SIGKILL');
       await l.exit();
-      crashes.push({ mark: target.received.length, before: new Set(accepted()) });
+      crashes.push({ mark: fx.target.received.length, before: new Set(accepted()) });
       l = await start();
     }
     await sender;
@@ -292,14 +284,14 @@ describe('webhooks listen under faults', () => {
     expect(new Set(ids)).toEqual(new Set(sent.map((d) => d.id)));
     // A duplicate is a delivery forwarded before a crash whose outcome was not yet on disk.
     crashes.forEach(({ mark, before }, k) => {
-      const after = target.received.slice(mark, crashes[k + 1]?.mark);
+      const after = fx.target.received.slice(mark, crashes[k + 1]?.mark);
       const again = after.filter((r) => before.has(String(r.headers['x-marketplace-delivery'])));
       expect(again.length).toBeLessThanOrEqual(8);
     });
     expect(ids.length - sent.length).toBeLessThanOrEqual(3 * 8);
     // Each duplicate is the same delivery: same id, same bytes.
     const byId = new Map(sent.map((d) => [d.id, d.body]));
-    const differ = target.received.filter(
+    const differ = fx.target.received.filter(
       (r) => !r.raw.equals(byId.get(String(r.headers['x-marketplace-delivery']))!),
     );
     expect(differ).toEqual([]);
@@ -309,7 +301,7 @@ describe('webhooks listen under faults', () => {
     let connections = 0;
     let streamed = 0;
     const chunk = Buffer.alloc(256 * 1024, 'x');
-    const relay = http.createServer((req, res) => {
+    const relay = await startServer((req, res) => {
       connections += 1;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(': hello\n\ndata: ');
@@ -319,15 +311,14 @@ describe('webhooks listen under faults', () => {
       };
       pump();
     });
-    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-    const site = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const site = relay.url;
     try {
-      const l = spawnListen(['--app', 'app_endless', '--relay'], dir.path, {
+      const l = spawnListen(['--app', 'app_endless', '--relay'], fx.dir, {
         MKT_SITE_URL: site,
         MKT_API_KEY: 'test_endless',
         MKT_WEBHOOK_SECRET: SECRET,
       });
-      running.push(l);
+      fx.running.push(l);
       await l.waitForStderr((e) => (e.match(/longer than 8 MiB/g) ?? []).length >= 3, 30_000);
       const rss =
         Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${l.child.pid}/status`, 'utf8'))![1]) / 1024;
@@ -336,16 +327,7 @@ describe('webhooks listen under faults', () => {
       expect(streamed).toBeGreaterThan(24 * 1024 * 1024);
       expect(l.stderr()).toContain('"type":"reconnecting"');
     } finally {
-      relay.closeAllConnections();
-      relay.close();
+      await relay.close();
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}

@@ -1,31 +1,22 @@
 import { verify } from '@octokit/webhooks-methods';
 import { access, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runMkt, tempDir } from '../support/cli.js';
+import { runMkt } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
+import { startServer } from '../support/server.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { post, sign, spawnListen, startTarget, trigger, type ListenProcess } from './helpers.js';
+import { post, sign, spawnListen, trigger, type ListenProcess, useListenFixture } from './helpers.js';
 
 let sandbox: Sandbox;
-let dir: { path: string; remove(): Promise<void> };
-let target: Awaited<ReturnType<typeof startTarget>>;
-const running: ListenProcess[] = [];
-
+// Not useSandbox: one test restarts the sandbox on the same folder and port.
 beforeEach(async () => {
   sandbox = await startTestSandbox();
-  dir = await tempDir();
-  target = await startTarget();
 });
-afterEach(async () => {
-  for (const l of running.splice(0)) l.child.kill('SIGKILL');
-  await target.close();
-  await sandbox.close();
-  await dir.remove();
-});
+afterEach(() => sandbox.close());
+const fx = useListenFixture();
 
 const env = () => ({ MKT_SITE_URL: sandbox.siteUrl, MKT_API_KEY: sandbox.seed.test_key });
 const app = () => sandbox.seed.app.id;
@@ -36,24 +27,24 @@ function listen(extra: string[] = [], options: { json?: boolean } = {}): ListenP
       '--app',
       app(),
       '--forward-to',
-      target.url,
+      fx.target.url,
       '--forward-backoff',
       '50',
       '--forward-tries',
       '10',
       ...extra,
     ],
-    dir.path,
+    fx.dir,
     env(),
     options,
   );
-  running.push(l);
+  fx.running.push(l);
   return l;
 }
 const ready = (l: ListenProcess) => l.waitFor((lines) => lines.some((x) => x.type === 'ready'));
 const send = async (event: string) =>
   (await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), event)).delivery_id;
-const journalFolder = () => join(dir.path, 'data', 'webhooks', app());
+const journalFolder = () => join(fx.dir, 'data', 'webhooks', app());
 const lockFile = () => join(journalFolder(), 'listen.lock');
 const exists = (path: string) =>
   access(path).then(
@@ -63,7 +54,9 @@ const exists = (path: string) =>
 const forwardedIds = (l: ListenProcess) => l.lines.filter((x) => x.type === 'forwarded').map((x) => x.id);
 /** Delivery ids the target accepted (answered 2xx), in arrival order. */
 const accepted = () =>
-  target.received.filter((r) => r.answered === 200).map((r) => String(r.headers['x-marketplace-delivery']));
+  fx.target.received
+    .filter((r) => r.answered === 200)
+    .map((r) => String(r.headers['x-marketplace-delivery']));
 
 describe('mkt webhooks listen', () => {
   it('forwards relay deliveries with the exact bytes and headers, verifiable by an independent implementation', async () => {
@@ -71,8 +64,8 @@ describe('mkt webhooks listen', () => {
     await ready(l);
     const sent = await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), 'subscription.created');
     await l.waitFor(() => forwardedIds(l).includes(sent.delivery_id));
-    expect(target.received).toHaveLength(1);
-    const got = target.received[0]!;
+    expect(fx.target.received).toHaveLength(1);
+    const got = fx.target.received[0]!;
     expect(got.headers['x-marketplace-delivery']).toBe(sent.delivery_id);
     expect(got.headers['x-marketplace-event']).toBe('subscription.created');
     expect(got.headers['x-mkt-forwarded-by']).toMatch(/^mkt\//);
@@ -87,7 +80,7 @@ describe('mkt webhooks listen', () => {
       source: 'relay',
     });
     // The journal holds the delivery and never the signing secret.
-    const journal = await readFile(join(dir.path, 'data', 'webhooks', app(), 'journal-1.jsonl'), 'utf8');
+    const journal = await readFile(join(fx.dir, 'data', 'webhooks', app(), 'journal-1.jsonl'), 'utf8');
     expect(journal).toContain(sent.delivery_id);
     expect(journal).not.toContain(sandbox.seed.app.webhook_secret);
     l.child.kill('SIGINT');
@@ -97,17 +90,17 @@ describe('mkt webhooks listen', () => {
   it('keeps deliveries while the forward target is down and delivers each exactly once when it is back', async () => {
     const l = listen();
     await ready(l);
-    target.setDown(true);
+    fx.target.setDown(true);
     const ids: string[] = [];
     for (const event of ['subscription.created', 'user.authorized', 'subscription.cancelled']) {
       ids.push((await trigger(sandbox.siteUrl, sandbox.seed.test_key, app(), event)).delivery_id);
     }
     // Wait until the target has refused several attempts, then bring it back.
     await new Promise<void>((resolve) => {
-      const t = setInterval(() => target.received.length >= 4 && (clearInterval(t), resolve()), 10);
+      const t = setInterval(() => fx.target.received.length >= 4 && (clearInterval(t), resolve()), 10);
     });
     expect(accepted()).toEqual([]);
-    target.setDown(false);
+    fx.target.setDown(false);
     await l.waitFor(() => ids.every((id) => forwardedIds(l).includes(id)));
     expect(accepted().sort()).toEqual([...ids].sort());
     const retried = l.lines.filter((x) => x.type === 'forwarded' && Number(x.attempts) > 1);
@@ -179,7 +172,7 @@ describe('mkt webhooks listen', () => {
     l.child.kill('SIGINT');
     await l.exit();
     // The sandbox sent no history at all: the journal knows only the new delivery.
-    const list = await runMkt(['webhooks', 'deliveries', '--app', app(), '--json'], dir.path, { env: env() });
+    const list = await runMkt(['webhooks', 'deliveries', '--app', app(), '--json'], fx.dir, { env: env() });
     expect(JSON.parse(list.stdout).map((d: { id: string }) => d.id)).toEqual([fresh]);
   });
 
@@ -200,8 +193,8 @@ describe('mkt webhooks listen', () => {
       return `id: ${seq}\nevent: delivery\ndata: ${JSON.stringify({ delivery_id: `dlv_old${seq}`, headers, body })}\n\n`;
     };
     const asked: Array<string | undefined> = [];
-    const streams: http.ServerResponse[] = [];
-    const server = http.createServer((req, res) => {
+    const streams: ServerResponse[] = [];
+    const server = await startServer((req, res) => {
       const last = req.headers['last-event-id'] as string | undefined;
       asked.push(last);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -209,16 +202,15 @@ describe('mkt webhooks listen', () => {
       if (last === undefined) res.write(frame(1, 3_600_000) + frame(2, 3_600_000));
       streams.push(res);
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
-      const site = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const site = server.url;
       const run = () => {
         const l = spawnListen(
-          ['--app', 'app_old', '--forward-to', target.url, '--forward-backoff', '50'],
-          dir.path,
+          ['--app', 'app_old', '--forward-to', fx.target.url, '--forward-backoff', '50'],
+          fx.dir,
           { MKT_SITE_URL: site, MKT_API_KEY: 'test_old', MKT_WEBHOOK_SECRET: secret },
         );
-        running.push(l);
+        fx.running.push(l);
         return l;
       };
       let l = run();
@@ -238,8 +230,7 @@ describe('mkt webhooks listen', () => {
       expect(accepted()).toEqual(['dlv_old3']);
     } finally {
       for (const r of streams) r.destroy();
-      server.closeAllConnections();
-      server.close();
+      await server.close();
     }
   });
 
@@ -281,7 +272,7 @@ describe('mkt webhooks listen', () => {
     expect(good.status).toBe(202);
     await l.waitFor(() => forwardedIds(l).includes('dlv_good'));
     expect(accepted()).toEqual(['dlv_good']);
-    expect(target.received[0]!.body).toBe(fresh);
+    expect(fx.target.received[0]!.body).toBe(fresh);
     const refused = l.lines.filter((x) => x.type === 'refused').map((x) => [x.id, x.reason]);
     expect(refused).toEqual([
       ['dlv_forged', 'bad_signature'],
@@ -293,7 +284,7 @@ describe('mkt webhooks listen', () => {
     await l.exit();
     const list = await runMkt(
       ['webhooks', 'deliveries', '--app', app(), '--status', 'refused', '--json'],
-      dir.path,
+      fx.dir,
       { env: env() },
     );
     expect(list.code).toBe(0);
@@ -340,16 +331,14 @@ describe('mkt webhooks listen', () => {
     await l.waitFor(() => forwardedIds(l).includes(sent.delivery_id));
     l.child.kill('SIGINT');
     await l.exit();
-    const resend = await runMkt(
-      ['webhooks', 'resend', sent.delivery_id, '--app', app(), '--json'],
-      dir.path,
-      { env: env() },
-    );
+    const resend = await runMkt(['webhooks', 'resend', sent.delivery_id, '--app', app(), '--json'], fx.dir, {
+      env: env(),
+    });
     expect(resend.code).toBe(0);
     expect(JSON.parse(resend.stdout)).toMatchObject({ id: sent.delivery_id, ok: true, response_status: 200 });
     expect(accepted()).toEqual([sent.delivery_id, sent.delivery_id]);
-    expect(target.received[1]!.body).toBe(target.received[0]!.body);
-    const missing = await runMkt(['webhooks', 'resend', 'dlv_nope', '--app', app()], dir.path, {
+    expect(fx.target.received[1]!.body).toBe(fx.target.received[0]!.body);
+    const missing = await runMkt(['webhooks', 'resend', 'dlv_nope', '--app', app()], fx.dir, {
       env: env(),
     });
     expect(missing.code).toBe(1);
@@ -359,7 +348,7 @@ describe('mkt webhooks listen', () => {
   it('reconnects after the sandbox restarts on the same port and data dir; later events arrive once', async () => {
     // A sandbox whose data folder survives its restart (the default one is removed on close).
     await sandbox.close();
-    const sandboxDir = join(dir.path, 'sandbox');
+    const sandboxDir = join(fx.dir, 'sandbox');
     sandbox = await startTestSandbox({ dataDir: sandboxDir });
     const { port } = sandbox;
     const l = listen();
@@ -411,7 +400,7 @@ describe('mkt webhooks listen', () => {
     expect(accepted()).toEqual([sent['subscription.created'], last]);
     const list = await runMkt(
       ['webhooks', 'deliveries', '--app', app(), '--status', 'filtered', '--json'],
-      dir.path,
+      fx.dir,
       { env: env() },
     );
     expect(list.code).toBe(0);
@@ -443,10 +432,10 @@ describe('mkt webhooks listen', () => {
       const first = listen();
       await ready(first);
       const held = JSON.parse(await readFile(lockFile(), 'utf8'));
-      expect(held).toMatchObject({ pid: first.child.pid, forward_to: target.url });
+      expect(held).toMatchObject({ pid: first.child.pid, forward_to: fx.target.url });
       const second = await runMkt(
-        ['webhooks', 'listen', '--app', app(), '--forward-to', target.url],
-        dir.path,
+        ['webhooks', 'listen', '--app', app(), '--forward-to', fx.target.url],
+        fx.dir,
         {
           env: env(),
           timeoutMs: 20_000,
@@ -456,7 +445,7 @@ describe('mkt webhooks listen', () => {
       expect(second.stderr).toContain(`pid ${first.child.pid}`);
       expect(second.stderr).toContain(journalFolder());
       expect(second.stderr).toContain(`mkt webhooks deliveries --app ${app()}`);
-      const json = await runMkt(['webhooks', 'listen', '--app', app(), '--json'], dir.path, {
+      const json = await runMkt(['webhooks', 'listen', '--app', app(), '--json'], fx.dir, {
         env: env(),
         timeoutMs: 20_000,
       });
@@ -467,27 +456,27 @@ describe('mkt webhooks listen', () => {
 
       const id = await send('subscription.created');
       await first.waitFor(() => forwardedIds(first).includes(id));
-      const list = await runMkt(['webhooks', 'deliveries', '--app', app(), '--json'], dir.path, {
+      const list = await runMkt(['webhooks', 'deliveries', '--app', app(), '--json'], fx.dir, {
         env: env(),
       });
       expect(list.code).toBe(0);
       expect(JSON.parse(list.stdout)).toMatchObject([{ id, status: 'forwarded' }]);
-      const resend = await runMkt(['webhooks', 'resend', id, '--app', app(), '--json'], dir.path, {
+      const resend = await runMkt(['webhooks', 'resend', id, '--app', app(), '--json'], fx.dir, {
         env: env(),
       });
       expect(resend.code).toBe(0);
       expect(accepted()).toEqual([id, id]);
 
       // A delivery the listener is still retrying is its own: resend refuses it until it is settled.
-      target.setDown(true);
+      fx.target.setDown(true);
       const pending = await send('user.authorized');
       await new Promise<void>((resolve) => {
-        const t = setInterval(() => target.received.length >= 3 && (clearInterval(t), resolve()), 10);
+        const t = setInterval(() => fx.target.received.length >= 3 && (clearInterval(t), resolve()), 10);
       });
-      const early = await runMkt(['webhooks', 'resend', pending, '--app', app()], dir.path, { env: env() });
+      const early = await runMkt(['webhooks', 'resend', pending, '--app', app()], fx.dir, { env: env() });
       expect(early.code).toBe(1);
       expect(early.stderr).toContain(`pid ${first.child.pid}`);
-      target.setDown(false);
+      fx.target.setDown(false);
       await first.waitFor(() => forwardedIds(first).includes(pending));
       expect(accepted()).toEqual([id, id, pending]);
 

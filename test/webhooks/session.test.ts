@@ -4,39 +4,33 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { browserCommand, PERSON, storedToken } from '../auth/helpers.js';
+import { signInEnv, storedToken } from '../auth/helpers.js';
 import { runMkt, tempDir } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
-import { spawnListen, startTarget, trigger, type ListenProcess } from './helpers.js';
+import { spawnListen, trigger, type ListenProcess, useListenFixture } from './helpers.js';
 
+// Not useSandbox: each test starts its own, with a skewed clock or restarted on the same port.
 let sandbox: Sandbox;
-let dir: { path: string; remove(): Promise<void> };
 let elsewhere: { path: string; remove(): Promise<void> };
-let target: Awaited<ReturnType<typeof startTarget>>;
-const running: ListenProcess[] = [];
 
 beforeEach(async () => {
-  dir = await tempDir();
   elsewhere = await tempDir();
-  target = await startTarget();
 });
 afterEach(async () => {
-  for (const l of running.splice(0)) l.child.kill('SIGKILL');
-  await target.close();
   await sandbox.close();
-  await dir.remove();
   await elsewhere.remove();
 });
+const fx = useListenFixture();
 
 const app = () => sandbox.seed.app.id;
 const keyEnv = () => ({ MKT_SITE_URL: sandbox.siteUrl, MKT_API_KEY: sandbox.seed.test_key });
 function listen(env: Record<string, string>): ListenProcess {
   const l = spawnListen(
-    ['--app', app(), '--forward-to', target.url, '--forward-backoff', '50'],
-    dir.path,
+    ['--app', app(), '--forward-to', fx.target.url, '--forward-backoff', '50'],
+    fx.dir,
     env,
   );
-  running.push(l);
+  fx.running.push(l);
   return l;
 }
 const ready = (l: ListenProcess) => l.waitFor((lines) => lines.some((x) => x.type === 'ready'));
@@ -56,7 +50,7 @@ async function rotateElsewhere(): Promise<string> {
   expect(res.code).toBe(0);
   return res.stdout.trim();
 }
-const credentialsFile = () => join(dir.path, 'credentials.json');
+const credentialsFile = () => join(fx.dir, 'credentials.json');
 const storedSecret = async () =>
   (JSON.parse(await readFile(credentialsFile(), 'utf8')) as Record<string, string>)[
     `default:webhook-secret:${app()}`
@@ -86,7 +80,11 @@ describe('webhooks listen and the marketplace session', () => {
     const later = await send('subscription.cancelled');
     await forwarded(l, later);
     expect(await storedSecret()).toBe(current);
-    expect(target.received.map((r) => r.headers['x-marketplace-delivery'])).toEqual([before, after, later]);
+    expect(fx.target.received.map((r) => r.headers['x-marketplace-delivery'])).toEqual([
+      before,
+      after,
+      later,
+    ]);
     expect(l.lines.filter((x) => x.type === 'refused')).toEqual([]);
   });
 
@@ -96,44 +94,42 @@ describe('webhooks listen and the marketplace session', () => {
     await rotateElsewhere();
     const id = await send();
     await l.waitFor((lines) => lines.some((x) => x.type === 'refused' && x.id === id));
-    expect(target.received).toEqual([]);
+    expect(fx.target.received).toEqual([]);
     l.child.kill('SIGINT');
     await l.exit();
     // Given the old secret explicitly, resend says it still does not verify (exit 3) and sends nothing.
     const wrong = await runMkt(
-      ['webhooks', 'resend', id, '--app', app(), '--forward-to', target.url],
-      dir.path,
+      ['webhooks', 'resend', id, '--app', app(), '--forward-to', fx.target.url],
+      fx.dir,
       {
         env: { ...keyEnv(), MKT_WEBHOOK_SECRET: sandbox.seed.app.webhook_secret },
       },
     );
     expect(wrong.code).toBe(3);
-    expect(target.received).toEqual([]);
+    expect(fx.target.received).toEqual([]);
     const resent = await runMkt(
-      ['webhooks', 'resend', id, '--app', app(), '--forward-to', target.url],
-      dir.path,
+      ['webhooks', 'resend', id, '--app', app(), '--forward-to', fx.target.url],
+      fx.dir,
       {
         env: keyEnv(),
       },
     );
     expect(resent.stderr).toContain(`Resent ${id}`);
     expect(resent.code).toBe(0);
-    expect(target.received.map((r) => r.headers['x-marketplace-delivery'])).toEqual([id]);
+    expect(fx.target.received.map((r) => r.headers['x-marketplace-delivery'])).toEqual([id]);
   });
 });
 
 describe('webhooks listen with an OAuth sign-in', () => {
   let skew = 0;
-  const sandboxDir = () => join(dir.path, 'sandbox');
+  const sandboxDir = () => join(fx.dir, 'sandbox');
   beforeEach(async () => {
     skew = 0;
     sandbox = await startTestSandbox({ dataDir: sandboxDir(), now: () => Date.now() + skew });
   });
 
   const oauthEnv = () => ({
-    MKT_SITE_URL: sandbox.siteUrl,
-    MKT_CLIENT_SECRET: sandbox.seed.app.client_secret,
-    MKT_BROWSER: browserCommand(PERSON),
+    ...signInEnv(sandbox),
     PERSON_USER: sandbox.seed.developer.id,
   });
   /** Signs in as the developer, starts listen, and forwards one delivery; answers its id. */
@@ -148,7 +144,7 @@ describe('webhooks listen with an OAuth sign-in', () => {
         '--scope',
         'apps:write',
       ],
-      dir.path,
+      fx.dir,
       { env: oauthEnv(), timeoutMs: 20_000 },
     );
     expect(login.stderr + login.code).toMatch(/0$/);
@@ -170,14 +166,14 @@ describe('webhooks listen with an OAuth sign-in', () => {
 
   it('renews an access token that expired while it listened, and reconnects the relay stream', async () => {
     const { l, before } = await signedInListen(oauthEnv());
-    const token = (await storedToken(dir.path))!.access_token;
+    const token = (await storedToken(fx.dir))!.access_token;
     await expireAndRestart(l);
     const after = await send('subscription.created');
     await forwarded(l, after);
     expect(l.child.exitCode).toBe(null);
     // It was renewed after the 401 (not before: on this machine's clock it had not expired yet).
-    expect((await storedToken(dir.path))!.access_token).not.toBe(token);
-    expect(target.received.map((r) => r.headers['x-marketplace-delivery'])).toEqual([before, after]);
+    expect((await storedToken(fx.dir))!.access_token).not.toBe(token);
+    expect(fx.target.received.map((r) => r.headers['x-marketplace-delivery'])).toEqual([before, after]);
   });
 
   it('ends (exit 4) with the command that fixes it when the credential cannot be renewed', async () => {
