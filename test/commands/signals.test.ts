@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AUTHORIZE_URL, startMkt } from '../auth/helpers.js';
+import { AUTHORIZE_URL } from '../auth/helpers.js';
+import { startMkt } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
 
 // Ctrl-C and SIGTERM end every command the same way (exit 130 and 143), also one that does not
@@ -16,11 +17,13 @@ describe('a signal while a command waits', () => {
       const mkt = startMkt(
         ['login', '--no-browser', '--client-id', ctx.sandbox.seed.app.client_id],
         ctx.dir,
-        { MKT_SITE_URL: ctx.sandbox.siteUrl, MKT_CLIENT_SECRET: ctx.sandbox.seed.app.client_secret },
+        {
+          env: { ...ctx.env, MKT_API_KEY: undefined, MKT_CLIENT_SECRET: ctx.sandbox.seed.app.client_secret },
+        },
       );
       await mkt.waitForStderr(AUTHORIZE_URL);
       mkt.child.kill(signal);
-      expect(await mkt.exit).toBe(code);
+      expect((await mkt.exit()).code).toBe(code);
     });
   }
 });
