@@ -260,6 +260,7 @@ describe('scopes', () => {
     });
     expect(other.code).toBe(4);
     expect(other.stderr).toContain(`${second.id} is not the app of this API key`);
+    expect(other.stderr).toContain(`belongs to another app (${ctx.sandbox.seed.app.id})`);
     expect(other.stderr).toContain('Try: mkt apps list');
     expect(other.stderr).toContain('Try: mkt apps use APP_ID');
     expect(other.stderr).not.toContain('--scope');

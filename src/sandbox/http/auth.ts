@@ -73,12 +73,20 @@ export function ownedApp(ctx: ApiContext, appId: string): AppRecord {
   const p = ctx.principal;
   if (p.kind === 'key') {
     if (p.app.id !== app.id) {
-      throw new SandboxApiError(403, 'forbidden', 'This API key belongs to another app.');
+      throw new SandboxApiError(
+        403,
+        'forbidden',
+        `This API key belongs to another app (${p.app.id}), not to ${app.id}.`,
+      );
     }
     return app;
   }
   requireScope(p, 'apps:write');
-  if (app.owner_id !== p.user.id) throw new SandboxApiError(403, 'forbidden', 'You do not own this app.');
+  if (app.owner_id !== p.user.id) {
+    const owner = ctx.core.store.users.get(app.owner_id);
+    const whose = owner ? `${owner.name} <${owner.email}> (${owner.id})` : app.owner_id;
+    throw new SandboxApiError(403, 'forbidden', `You do not own this app: ${app.id} belongs to ${whose}.`);
+  }
   return app;
 }
 
