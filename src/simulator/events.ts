@@ -48,8 +48,8 @@ export function buildEventData(
   const fields = EVENT_FIELDS[event];
   const valid = Object.keys(fields).join(', ');
   const kindOf = (key: string): FieldKind => {
-    const kind = fields[key];
-    if (kind) return kind;
+    // Own keys only: "__proto__" or "constructor" in a --data-file is an unknown field, not a prototype.
+    if (Object.hasOwn(fields, key)) return fields[key]!;
     throw new UsageError(`${event} has no field "${key}". Its fields are: ${valid}.`, {
       code: 'unknown_field',
     });
@@ -65,7 +65,10 @@ export function buildEventData(
       raw.data && typeof raw.data === 'object' && 'event' in raw
         ? (raw.data as Record<string, unknown>)
         : raw;
-    Object.assign(data, obj);
+    for (const [key, value] of Object.entries(obj)) {
+      kindOf(key);
+      data[key] = value;
+    }
   }
   if (input.user) data.user_id = input.user;
   if (input.plan) {

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useSandbox } from '../support/sandbox.js';
 import { answerWith, startServer } from '../support/server.js';
@@ -32,6 +34,16 @@ describe('mkt trigger', () => {
     expect(plain.code).toBe(0);
     expect(plain.stdout.trim()).toMatch(/^dlv_\w+$/);
     expect(plain.stderr).toContain('relay listeners: 0');
+  });
+
+  it('refuses __proto__ and constructor in --data-file as unknown fields (exit 2)', async () => {
+    for (const key of ['__proto__', 'constructor']) {
+      const file = join(ctx.dir, `data-${key}.json`);
+      await writeFile(file, `{"user_id": "usr_1", "plan": "free", "${key}": {"plan": "pro-monthly"}}`);
+      const r = await mkt(['trigger', 'subscription.created', '--data-file', file, '--dry-run']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`has no field "${key}"`);
+    }
   });
 
   it('prints the exact envelope with --dry-run and sends nothing', async () => {
