@@ -105,6 +105,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   ): Promise<unknown> {
     // oclif's own exit (this.exit) and help/version requests pass straight through.
     if (err.name === 'ExitError' || (err as { code?: string }).code === 'EEXIT') throw err;
+    // A command that stopped cleanly on Ctrl-C or SIGTERM has said so: only the exit code is left.
+    if (err === this.stopRequest?.signal.reason) return this.exit((err as MktError).exitCode);
     const json = this.jsonEnabled();
     const error = reportError(isParseError(err) ? new UsageError(parseErrorMessage(err.message)) : err, {
       json,
