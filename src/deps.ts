@@ -2,7 +2,6 @@ import { DEFAULT_SITE_URL } from './wire.js';
 import type { Readable, Writable } from 'node:stream';
 import { ApiClient } from './api/client.js';
 import { Session } from './auth/session.js';
-import { openBrowser } from './platform/browser.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { checkConfigDir, ConfigStore } from './config/store.js';
 import { AutoStore } from './credentials/store.js';
@@ -116,7 +115,8 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     hintFlags,
     session,
     api,
-    openBrowser: (url) => openBrowser(url, env),
+    // The opener (and node:child_process) loads only when a browser is opened.
+    openBrowser: async (url) => (await import('./platform/browser.js')).openBrowser(url, env),
     verbose,
     json,
   };
