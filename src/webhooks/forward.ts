@@ -1,5 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
+import { Pool } from 'undici';
 import { VERSION } from '../platform/version.js';
 
 /** Headers that belong to one hop and are never forwarded (RFC 9110 section 7.6.1), plus Host. */
@@ -39,46 +38,47 @@ export interface ForwardResult {
   ms: number;
 }
 
-const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+/** Forwards to one URL: its connections are kept and reused; `close` ends them. */
+export interface Forward {
+  (body: Buffer, headers: Record<string, string>): Promise<ForwardResult>;
+  close(): Promise<void>;
+}
 
-/** POSTs the exact bytes with the original headers to `url`; a 2xx answer is success. Never throws. */
-export function forwardDelivery(
-  url: URL,
-  body: string | Buffer,
-  headers: Record<string, string>,
-  options: { timeoutMs?: number } = {},
-): Promise<ForwardResult> {
-  const started = performance.now();
-  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  const secure = url.protocol === 'https:';
-  return new Promise((resolve) => {
-    let settled = false;
-    const finish = (status: number | null, error: string | null) => {
-      if (settled) return;
-      settled = true;
-      const ok = status !== null && status >= 200 && status < 300;
-      resolve({ ok, status, error, ms: Math.round((performance.now() - started) * 10) / 10 });
-    };
-    const req = (secure ? https : http).request(url, {
-      method: 'POST',
-      agent: secure ? agents.https : agents.http,
-      headers: {
-        ...headers,
-        'content-length': String(bytes.length),
-        'x-mkt-forwarded-by': `mkt/${VERSION}`,
-      },
-      timeout: options.timeoutMs ?? 10_000,
-    });
-    req.on('timeout', () => {
-      req.destroy();
-      finish(null, `no answer within ${Math.round((options.timeoutMs ?? 10_000) / 1000)} s`);
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => finish(null, err.code ?? err.message));
-    req.on('response', (res) => {
-      res.resume(); // the body is not needed; reading it frees the socket for the next forward
-      res.on('end', () => finish(res.statusCode ?? null, null));
-      res.on('error', (err) => finish(res.statusCode ?? null, err.message));
-    });
-    req.end(bytes);
-  });
+/** undici's codes for a target that took the connection and never answered. */
+const NO_ANSWER = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * POSTs the exact bytes with the original headers to `url`; a 2xx answer is success. It never
+ * rejects: a refused connection, a reset or no answer within `timeoutMs` is an error result. undici's
+ * pool, because a forward through node:http's client costs twice the CPU (bench/listen.js).
+ */
+export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forward {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const pool = new Pool(url.origin, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const path = `${url.pathname}${url.search}`;
+  const forwardedBy = `mkt/${VERSION}`;
+  const forward = async (body: Buffer, headers: Record<string, string>): Promise<ForwardResult> => {
+    const started = performance.now();
+    const ms = () => Math.round((performance.now() - started) * 10) / 10;
+    try {
+      const res = await pool.request({
+        path,
+        method: 'POST',
+        headers: { ...headers, 'x-mkt-forwarded-by': forwardedBy },
+        body,
+      });
+      await res.body.dump(); // the body is not needed; reading it frees the connection
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      return { ok, status: res.statusCode, error: null, ms: ms() };
+    } catch (err) {
+      const { code, message } = err as NodeJS.ErrnoException;
+      const error = NO_ANSWER.has(code!)
+        ? `no answer within ${Math.round(timeoutMs / 1000)} s`
+        : code && !code.startsWith('UND_ERR_')
+          ? code // ECONNREFUSED, ECONNRESET…
+          : message;
+      return { ok: false, status: null, error, ms: ms() };
+    }
+  };
+  return Object.assign(forward, { close: () => pool.close() });
 }

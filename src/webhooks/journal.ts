@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { constants as fsConstants, fstatSync, statfsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,7 +30,7 @@ export interface ReceivedRecord {
 
 /** The fields of a received record that hold `bytes`, exactly. */
 export function bodyFields(bytes: Buffer): Pick<ReceivedRecord, 'body' | 'body_b64' | 'digest'> {
-  const digest = createHash('sha256').update(bytes).digest('hex');
+  const digest = hash('sha256', bytes, 'hex');
   return isUtf8(bytes)
     ? { body: bytes.toString('utf8'), digest }
     : { body_b64: bytes.toString('base64'), digest };

@@ -28,7 +28,7 @@ export interface ResendResult {
 export async function resend(deps: Deps, input: ResendInput): Promise<ResendResult[]> {
   const { appendRecord, bodyBytes, journalDir, readJournal, receivedRecord, summarize } =
     await import('./journal.js');
-  const { forwardDelivery } = await import('./forward.js');
+  const { forwardTo } = await import('./forward.js');
   const { lockHolder } = await import('../platform/lock-file.js');
   const { dataDir } = await import('../platform/paths.js');
   const { appId } = input;
@@ -78,7 +78,9 @@ export async function resend(deps: Deps, input: ResendInput): Promise<ResendResu
     } catch {
       throw new UsageError(`--forward-to "${target}" is not a URL.`);
     }
-    const result = await forwardDelivery(url, bodyBytes(received), received.headers);
+    const forward = forwardTo(url);
+    const result = await forward(bodyBytes(received), received.headers);
+    await forward.close();
     const error = result.ok ? null : (result.error ?? `HTTP ${result.status}`);
     await appendRecord(dir, {
       t: 'status',

@@ -1,6 +1,6 @@
 import type { StreamResponse } from '../../api/transport.js';
 import type { Clock } from '../../platform/clock.js';
-import type { DeliveryLog } from '../journal.js';
+import { bodyBytes, type DeliveryLog } from '../journal.js';
 import { RelayConnection } from '../relay.js';
 import type { ListenEvent } from './events.js';
 import { Forwarder } from './forwarder.js';
@@ -103,7 +103,12 @@ export class ListenEngine {
     }
     const pending = this.forwarder ? this.o.journal.pending() : [];
     for (const record of pending)
-      this.forwarder!.push(record, this.intake.report(record, 'valid'), this.o.clock.now());
+      this.forwarder!.push({
+        record,
+        body: bodyBytes(record),
+        report: this.intake.report(record, 'valid'),
+        started: this.o.clock.now(),
+      });
     const resumeAfter = this.o.journal.lastSeq;
     // Without a position the relay stream is opened without Last-Event-ID: the server answers with its
     // position and live deliveries only. A server that replays its whole history instead (no position
@@ -126,8 +131,7 @@ export class ListenEngine {
   private async take(arrival: Arrival): Promise<Verdict> {
     const verdict = await this.intake.take(arrival);
     if (verdict.status === 'pending') {
-      const { record, report, started } = verdict.forward;
-      this.forwarder!.push(record, report, started);
+      this.forwarder!.push(verdict.forward);
       if (this.forwarder!.backlog >= this.highWater) this.relay?.pause();
     }
     return verdict;

@@ -1,6 +1,6 @@
 import type { Clock } from '../../platform/clock.js';
-import { forwardDelivery, type ForwardResult } from '../forward.js';
-import { bodyBytes, type DeliveryLog, type ReceivedRecord, type StatusRecord } from '../journal.js';
+import { forwardTo, type Forward, type ForwardResult } from '../forward.js';
+import type { DeliveryLog, ReceivedRecord, StatusRecord } from '../journal.js';
 import type { DeliveryReport, ListenEvent } from './events.js';
 import { backoffMs, isRetryable, triesExhausted, type RetryPolicy } from './retry-policy.js';
 
@@ -19,8 +19,10 @@ export interface ForwarderOptions {
   drained(): void;
 }
 
-interface Job {
+/** A journaled delivery to forward: its record, its exact bytes, its report, when it arrived. */
+export interface Job {
   record: ReceivedRecord;
+  body: Buffer;
   report: DeliveryReport;
   started: number;
 }
@@ -37,8 +39,11 @@ export class Forwarder {
   private readonly up = new Set<() => void>();
   private readonly idle = new Set<() => void>();
   private readonly stopping = new AbortController();
+  private readonly forward: Forward;
 
-  constructor(private readonly o: ForwarderOptions) {}
+  constructor(private readonly o: ForwarderOptions) {
+    this.forward = forwardTo(o.target, { timeoutMs: o.timeoutMs });
+  }
 
   /** Deliveries queued or being forwarded. */
   get backlog(): number {
@@ -46,8 +51,8 @@ export class Forwarder {
   }
 
   /** Queues a journaled delivery. */
-  push(record: ReceivedRecord, report: DeliveryReport, started: number): void {
-    this.queue.push({ record, report, started });
+  push(job: Job): void {
+    this.queue.push(job);
     this.pump();
   }
 
@@ -80,9 +85,7 @@ export class Forwarder {
         this.down.probe = job;
       }
       attempts += 1;
-      const result = await forwardDelivery(this.o.target, bodyBytes(job.record), job.record.headers, {
-        timeoutMs: this.o.timeoutMs,
-      });
+      const result = await this.forward(job.body, job.record.headers);
       if (result.ok || !isRetryable(result)) {
         this.markUp();
         return this.settle(job, attempts, result);
@@ -181,5 +184,6 @@ export class Forwarder {
     this.stopping.abort(new Error('stopping'));
     this.wake();
     while (this.active > 0) await new Promise<void>((r) => this.idle.add(r));
+    await this.forward.close();
   }
 }

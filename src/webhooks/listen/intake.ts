@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import { bodyFields, type DeliveryLog, type DeliverySource, type ReceivedRecord } from '../journal.js';
 import { checkDelivery, type CheckResult, type RefusalReason } from '../signature.js';
 import type { DeliveryReport, ListenEvent } from './events.js';
+import type { Job } from './forwarder.js';
 
 /** The signing secret in use, and (unless it was given explicitly) a way to read the current one. */
 export interface SecretSource {
@@ -40,7 +41,7 @@ export interface Arrival {
 export type Verdict =
   | { status: 'refused'; reason: RefusalReason; message: string }
   | { status: 'duplicate' | 'filtered' | 'received' }
-  | { status: 'pending'; forward: { record: ReceivedRecord; report: DeliveryReport; started: number } };
+  | { status: 'pending'; forward: Job };
 
 const SIGNATURE_NAMES: Partial<Record<RefusalReason, DeliveryReport['signature']>> = {
   missing_signature: 'missing',
@@ -54,23 +55,24 @@ const SIGNATURE_NAMES: Partial<Record<RefusalReason, DeliveryReport['signature']
  * is never remembered, and a verified body replayed under a new id inside the window is a duplicate.
  */
 export class Intake {
-  private readonly inflight = new Map<string, Promise<unknown>>();
+  private readonly inflight = new Map<string, Promise<Verdict>>();
   private refreshing: Promise<void> | undefined;
   private lastRefresh = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly o: IntakeOptions) {}
 
   /** Takes one delivery; rejects when the journal cannot be written (nothing is then remembered). */
-  async take(input: Arrival): Promise<Verdict> {
-    // The same id arriving twice at once: the second waits for the first's outcome.
-    while (this.inflight.has(input.id)) await this.inflight.get(input.id)!.catch(() => undefined);
-    const work = this.decide(input);
+  take(input: Arrival): Promise<Verdict> {
+    // The same id arriving again while it is being taken waits for the earlier one's outcome.
+    const before = this.inflight.get(input.id);
+    const decide = () => this.decide(input);
+    const work = before ? before.then(decide, decide) : decide();
     this.inflight.set(input.id, work);
-    try {
-      return await work;
-    } finally {
-      this.inflight.delete(input.id);
-    }
+    const forget = () => {
+      if (this.inflight.get(input.id) === work) this.inflight.delete(input.id);
+    };
+    work.then(forget, forget);
+    return work;
   }
 
   private async decide(input: Arrival): Promise<Verdict> {
@@ -86,9 +88,15 @@ export class Intake {
       headers: input.headers,
       ...bodyFields(input.body),
     };
-    const check = await this.check(input, started);
+    let check = this.check(input, started);
+    if (!check.ok && check.reason === 'bad_signature' && this.o.secret.fetch) {
+      // Perhaps the secret was rotated: read the current one (rate-limited) and check again.
+      const used = this.o.secret.current;
+      await this.refreshSecret();
+      if (this.o.secret.current !== used) check = this.check(input, started);
+    }
     if (check.envelope) record.event = check.envelope.event;
-    const report = this.report(record, check.ok ? 'valid' : (SIGNATURE_NAMES[check.reason] ?? 'valid'));
+    const report = this.report(record, check.ok ? 'valid' : (SIGNATURE_NAMES[check.reason] ?? 'valid'), at);
     const known = journal.statusOf(input.id);
     const verified = known !== undefined && known !== 'refused';
     if (!check.ok) {
@@ -129,26 +137,20 @@ export class Intake {
     await journal.append(record);
     this.o.emit({ type: 'verified', report });
     if (!this.o.forwardTo) return { status: 'received' };
-    return { status: 'pending', forward: { record, report, started } };
+    return { status: 'pending', forward: { record, body: input.body, report, started } };
   }
 
-  /** Checks the bytes; a bad signature is checked once more against the app's current secret. */
-  private async check(input: Arrival, now: number): Promise<CheckResult> {
-    const run = () =>
-      checkDelivery({
-        secret: this.o.secret.current,
-        body: input.body,
-        signature: input.headers[HEADER.signature],
-        now,
-        // The relay replays missed deliveries on purpose over an authenticated channel; the replay
-        // window protects the local receiver, which anyone on this machine can reach.
-        toleranceSeconds: input.source === 'local' ? this.o.toleranceSeconds : undefined,
-      });
-    const first = run();
-    if (first.ok || first.reason !== 'bad_signature' || !this.o.secret.fetch) return first;
-    const used = this.o.secret.current;
-    await this.refreshSecret();
-    return this.o.secret.current === used ? first : run();
+  /** Checks the bytes against the secret in use. */
+  private check(input: Arrival, now: number): CheckResult {
+    return checkDelivery({
+      secret: this.o.secret.current,
+      body: input.body,
+      signature: input.headers[HEADER.signature],
+      now,
+      // The relay replays missed deliveries on purpose over an authenticated channel; the replay
+      // window protects the local receiver, which anyone on this machine can reach.
+      toleranceSeconds: input.source === 'local' ? this.o.toleranceSeconds : undefined,
+    });
   }
 
   /** Reads the current secret, at most once per `secretRefreshMs`; concurrent callers share it. */
@@ -171,9 +173,13 @@ export class Intake {
   }
 
   /** A report of `record` for the events. */
-  report(record: ReceivedRecord, signature: DeliveryReport['signature']): DeliveryReport {
+  report(
+    record: ReceivedRecord,
+    signature: DeliveryReport['signature'],
+    time = new Date(this.o.clock.now()).toISOString(),
+  ): DeliveryReport {
     return {
-      time: new Date(this.o.clock.now()).toISOString(),
+      time,
       id: record.id,
       event: record.event ?? record.headers[HEADER.event] ?? null,
       source: record.source,

@@ -12,18 +12,23 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** The request body's bytes; rejects with "too_large" past MAX_BODY_BYTES (the rest is drained). */
 function readBody(req: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let first: Buffer | undefined;
+    let chunks: Buffer[] | undefined;
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       const over = size > MAX_BODY_BYTES;
       size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-      else if (!over) {
-        chunks.length = 0; // the rest is read and dropped
+      if (size <= MAX_BODY_BYTES) {
+        if (!first) first = chunk;
+        else (chunks ??= [first]).push(chunk);
+      } else if (!over) {
+        first = chunks = undefined; // the rest is read and dropped
         reject(new Error('too_large'));
       }
     });
-    req.once('end', () => size <= MAX_BODY_BYTES && resolve(Buffer.concat(chunks)));
+    req.once('end', () => {
+      if (size <= MAX_BODY_BYTES) resolve(chunks ? Buffer.concat(chunks) : (first ?? Buffer.alloc(0)));
+    });
     req.once('error', reject);
     req.once('aborted', () => reject(new Error('aborted')));
   });
@@ -49,8 +54,16 @@ export async function startReceiver(input: {
   received(id: string): void;
 }): Promise<Receiver> {
   let port = input.port;
-  const answer = (res: http.ServerResponse, status: number, body: unknown) =>
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const answer = (res: http.ServerResponse, status: number, body: unknown) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, [
+      'content-type',
+      'application/json',
+      'content-length',
+      String(Buffer.byteLength(text)),
+    ]);
+    res.end(text);
+  };
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (!guardLocalHost(req, res, port)) return;
     if (req.method !== 'POST') {
