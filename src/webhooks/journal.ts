@@ -279,7 +279,7 @@ export class DeliveryLog {
   lastSeq: number | undefined;
   private readonly statuses = new Map<string, DeliveryStatus>();
   private readonly pendingRecords = new Map<string, ReceivedRecord>();
-  private readonly digests = new Map<string, { id: string; at: number }>();
+  private readonly digests = new Map<string, { id: string; at: string }>();
   private handle: FileHandle | undefined;
   /** The same file, appending: what grows the file goes after anything another writer appended. */
   private appender: FileHandle | undefined;
@@ -358,7 +358,7 @@ export class DeliveryLog {
       if (known !== undefined && known !== 'refused') return;
       this.remember(r.id, 'received');
       this.pendingRecords.set(r.id, r);
-      if (r.digest) this.digests.set(r.digest, { id: r.id, at: Date.parse(r.at) });
+      if (r.digest) this.digests.set(r.digest, { id: r.id, at: r.at });
     } else {
       if (!this.statuses.has(r.id) && r.status === 'received') return;
       this.remember(r.id, r.status);
@@ -369,8 +369,8 @@ export class DeliveryLog {
     }
   }
 
+  /** Ids are forgotten oldest first (as they first arrived) past INDEX_CAP. */
   private remember(id: string, status: DeliveryStatus): void {
-    this.statuses.delete(id);
     this.statuses.set(id, status);
     if (this.statuses.size > INDEX_CAP) {
       const oldest = this.statuses.keys().next().value as string;
@@ -381,7 +381,8 @@ export class DeliveryLog {
 
   /** The delivery journaled with these body bytes (SHA-256 hex), and when it arrived. */
   digestOf(digest: string): { id: string; at: number } | undefined {
-    return this.digests.get(digest);
+    const known = this.digests.get(digest);
+    return known && { id: known.id, at: Date.parse(known.at) };
   }
 
   /** The recorded state of a delivery id, or undefined when it has not been seen (recently). */

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /** Signatures are `sha256=` and 64 lowercase (or uppercase) hex digits. */
 export const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
@@ -8,11 +8,15 @@ export function signBody(secret: string, body: string | Buffer): string {
   return `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex')}`;
 }
 
+/** The key of the secret last verified with: listen verifies every delivery with the same one. */
+let lastKey: { secret: string; key: KeyObject } | undefined;
+
 /** True when `header` is a well-formed signature of `body` under `secret`, compared in constant time. */
 export function verifySignature(secret: string, body: string | Buffer, header: string | undefined): boolean {
   if (!header || !SIGNATURE_PATTERN.test(header.trim())) return false;
   const given = Buffer.from(header.trim().slice('sha256='.length).toLowerCase(), 'hex');
-  const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest();
+  if (lastKey?.secret !== secret) lastKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
+  const expected = createHmac('sha256', lastKey.key).update(body).digest();
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
@@ -39,6 +43,14 @@ export type CheckResult =
 
 /** Parses the bytes as an envelope, or says why they are not one. */
 export function parseEnvelope(body: string | Buffer): Envelope | { reason: RefusalReason; message: string } {
+  const read = readEnvelope(body);
+  return 'reason' in read ? read : read.envelope;
+}
+
+/** The envelope in the bytes and its timestamp in ms, or why they are not one. */
+function readEnvelope(
+  body: string | Buffer,
+): { envelope: Envelope; time: number } | { reason: RefusalReason; message: string } {
   let value: unknown;
   try {
     value = JSON.parse(body.toString());
@@ -46,13 +58,13 @@ export function parseEnvelope(body: string | Buffer): Envelope | { reason: Refus
     return { reason: 'malformed_json', message: `The body is not JSON: ${(err as Error).message}` };
   }
   const e = value as Partial<Envelope> | null;
+  const time = typeof e?.timestamp === 'string' ? Date.parse(e.timestamp) : NaN;
   if (
     !e ||
     typeof e !== 'object' ||
     Array.isArray(e) ||
     typeof e.event !== 'string' ||
-    typeof e.timestamp !== 'string' ||
-    Number.isNaN(Date.parse(e.timestamp)) ||
+    Number.isNaN(time) ||
     !e.data ||
     typeof e.data !== 'object' ||
     Array.isArray(e.data)
@@ -62,7 +74,7 @@ export function parseEnvelope(body: string | Buffer): Envelope | { reason: Refus
       message: 'The body is not an envelope {event: string, timestamp: ISO 8601, data: object}.',
     };
   }
-  return e as Envelope;
+  return { envelope: e as Envelope, time };
 }
 
 /** Checks signature (over the exact bytes), envelope shape and, when `toleranceSeconds` is set, the timestamp. */
@@ -90,9 +102,10 @@ export function checkDelivery(input: {
       message: 'The signature does not match the body and secret.',
     };
   }
-  const envelope = parseEnvelope(input.body);
-  if ('reason' in envelope) return { ok: false, ...envelope };
-  const ageSeconds = Math.round((input.now - Date.parse(envelope.timestamp)) / 1000);
+  const read = readEnvelope(input.body);
+  if ('reason' in read) return { ok: false, ...read };
+  const { envelope } = read;
+  const ageSeconds = Math.round((input.now - read.time) / 1000);
   if (input.toleranceSeconds !== undefined && Math.abs(ageSeconds) > input.toleranceSeconds) {
     return {
       ok: false,

@@ -97,7 +97,6 @@ export class ListenEngine {
         port: this.o.port,
         host: this.o.host,
         stopping: () => this.stopping,
-        received: (id) => this.o.emit({ type: 'received', id, source: 'local', seq: null }),
         take: (arrival) => this.take(arrival),
       });
     }
@@ -156,7 +155,6 @@ export class ListenEngine {
         },
         {
           delivery: (d) => {
-            this.o.emit({ type: 'received', id: d.id, source: 'relay', seq: d.seq ?? null });
             const taken = this.take({
               source: 'relay',
               seq: d.seq,

@@ -33,7 +33,6 @@ export type ListenEvent =
     }
   | { type: 'connected'; after: number | null }
   | { type: 'reconnecting'; attempt: number; delay_ms: number; error: string }
-  | { type: 'received'; id: string; source: DeliverySource; seq: number | null }
   | { type: 'verified'; report: DeliveryReport }
   | { type: 'refused'; report: DeliveryReport }
   | { type: 'duplicate'; report: DeliveryReport }

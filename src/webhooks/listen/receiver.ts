@@ -51,7 +51,6 @@ export async function startReceiver(input: {
   host?: string;
   take(arrival: Arrival): Promise<Verdict>;
   stopping(): boolean;
-  received(id: string): void;
 }): Promise<Receiver> {
   let port = input.port;
   const answer = (res: http.ServerResponse, status: number, body: unknown) => {
@@ -83,7 +82,6 @@ export async function startReceiver(input: {
     }
     const headers = deliveryHeaders(req.headers);
     const id = headers[HEADER.delivery] || `local_${randomBytes(8).toString('hex')}`;
-    input.received(id);
     let verdict: Verdict;
     try {
       verdict = await input.take({ source: 'local', id, headers, body });

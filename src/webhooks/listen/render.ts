@@ -24,13 +24,12 @@ export function listenRenderer(
   };
   const render = (e: ListenEvent): void => {
     if (options.json) {
-      if (e.type === 'ready' || e.type === 'secret' || 'report' in e)
-        data(
-          JSON.stringify(
-            'report' in e ? { type: e.type, ...e.report, ...('resend' in e ? { resend: e.resend } : {}) } : e,
-          ),
-        );
-      else if (e.type !== 'received' && e.type !== 'connected') out.info(JSON.stringify(e));
+      if ('report' in e) {
+        // {"type":…, the report's fields…, "resend":…}, without copying the report
+        const resend = 'resend' in e ? `,"resend":${JSON.stringify(e.resend)}}` : '}';
+        data(`{"type":"${e.type}",${JSON.stringify(e.report).slice(1, -1)}${resend}`);
+      } else if (e.type === 'ready' || e.type === 'secret') data(JSON.stringify(e));
+      else if (e.type !== 'connected') out.info(JSON.stringify(e));
       return;
     }
     switch (e.type) {
@@ -93,7 +92,6 @@ export function listenRenderer(
         out.warn(e.message);
         return;
       case 'fatal':
-      case 'received':
         return;
       case 'filtered':
         if (e.report.reason !== 'history') return data(line(e.report));
