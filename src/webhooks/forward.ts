@@ -56,7 +56,10 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
   const timeoutMs = options.timeoutMs ?? 10_000;
   const pool = new Pool(url.origin, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   const path = `${url.pathname}${url.search}`;
-  const forwardedBy = `mkt/${VERSION}`;
+  const added: Record<string, string> = { 'x-mkt-forwarded-by': `mkt/${VERSION}` };
+  // Credentials in the URL (https://user:pass@host/hook) are sent as HTTP Basic, as node:http does.
+  if (url.username || url.password)
+    added.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
   const forward = async (body: Buffer, headers: Record<string, string>): Promise<ForwardResult> => {
     const started = performance.now();
     const ms = () => Math.round((performance.now() - started) * 10) / 10;
@@ -64,7 +67,7 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
       const res = await pool.request({
         path,
         method: 'POST',
-        headers: { ...headers, 'x-mkt-forwarded-by': forwardedBy },
+        headers: { ...headers, ...added },
         body,
       });
       await res.body.dump(); // the body is not needed; reading it frees the connection

@@ -92,6 +92,23 @@ describe('webhooks listen under faults', () => {
     expect(accepted()).toEqual(sent.map((d) => d.id));
   });
 
+  it('a --forward-to URL with credentials reaches the target as HTTP Basic, exactly as given', async () => {
+    const target = new URL(fx.target.url);
+    target.username = 'dev';
+    target.password = 'p@ss:word';
+    const l = spawnListen(['--no-relay', '--forward-to', target.href], fx.dir, {
+      MKT_WEBHOOK_SECRET: SECRET,
+    });
+    fx.running.push(l);
+    await l.waitFor((lines) => lines.some((x) => x.type === 'ready'));
+    const d = delivery();
+    await post(String(l.lines.find((x) => x.type === 'ready')!.receiver), d.body, d.headers);
+    await l.waitFor(() => forwardedIds(l).includes(d.id));
+    const got = fx.target.received.find((r) => r.headers['x-marketplace-delivery'] === d.id)!;
+    expect(got.headers.authorization).toBe(`Basic ${Buffer.from('dev:p@ss:word').toString('base64')}`);
+    expect(Buffer.compare(got.raw, d.body)).toBe(0);
+  });
+
   it('start-up says where it receives, where it forwards and what waits from an earlier run, then Ready once; a failed forward ends with the resend command', async () => {
     const l = await local();
     await fx.target.stop();
