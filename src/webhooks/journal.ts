@@ -100,6 +100,32 @@ const FILE_PATTERN = /^journal-(\d+)\.jsonl$/;
 /** How many delivery ids are remembered for de-duplication (the newest ones). */
 const INDEX_CAP = 20_000;
 
+/**
+ * A Map that forgets its oldest keys (in the order they were first set) past `cap`. The order is a
+ * ring of keys: finding the oldest through the Map's own iterator would step over every entry
+ * deleted before it, which grows with each one forgotten.
+ */
+class BoundedMap<K, V> extends Map<K, V> {
+  private readonly order: K[] = [];
+  private oldest = 0;
+
+  constructor(private readonly cap: number) {
+    super();
+  }
+
+  override set(key: K, value: V): this {
+    if (!this.has(key)) {
+      if (this.order.length < this.cap) this.order.push(key);
+      else {
+        this.delete(this.order[this.oldest]!);
+        this.order[this.oldest] = key;
+        this.oldest = (this.oldest + 1) % this.cap;
+      }
+    }
+    return super.set(key, value);
+  }
+}
+
 /** The journal folder of an app (or "local" without one) under the data folder. */
 export function journalDir(dataDir: string, appId: string | undefined): string {
   return join(dataDir, 'webhooks', appId ?? 'local');
@@ -277,9 +303,9 @@ export class DeliveryLog {
    * gave us (a position record); undefined when the relay never told us where it was.
    */
   lastSeq: number | undefined;
-  private readonly statuses = new Map<string, DeliveryStatus>();
+  private readonly statuses = new BoundedMap<string, DeliveryStatus>(INDEX_CAP);
   private readonly pendingRecords = new Map<string, ReceivedRecord>();
-  private readonly digests = new Map<string, { id: string; at: string }>();
+  private readonly digests = new BoundedMap<string, { id: string; at: string }>(INDEX_CAP);
   private handle: FileHandle | undefined;
   /** The same file, appending: what grows the file goes after anything another writer appended. */
   private appender: FileHandle | undefined;
@@ -356,27 +382,17 @@ export class DeliveryLog {
       const known = this.statuses.get(r.id);
       // A delivery refused for its signature does not hold its id: the genuine one may follow.
       if (known !== undefined && known !== 'refused') return;
-      this.remember(r.id, 'received');
+      this.statuses.set(r.id, 'received');
       this.pendingRecords.set(r.id, r);
       if (r.digest) this.digests.set(r.digest, { id: r.id, at: r.at });
     } else {
       if (!this.statuses.has(r.id) && r.status === 'received') return;
-      this.remember(r.id, r.status);
+      this.statuses.set(r.id, r.status);
       const record = this.pendingRecords.get(r.id);
       // The digest of bytes that did not verify proves nothing about later deliveries.
       if (r.status === 'refused' && record?.digest) this.digests.delete(record.digest);
       if (r.status !== 'received') this.pendingRecords.delete(r.id);
     }
-  }
-
-  /** Ids are forgotten oldest first (as they first arrived) past INDEX_CAP. */
-  private remember(id: string, status: DeliveryStatus): void {
-    this.statuses.set(id, status);
-    if (this.statuses.size > INDEX_CAP) {
-      const oldest = this.statuses.keys().next().value as string;
-      this.statuses.delete(oldest);
-    }
-    if (this.digests.size > INDEX_CAP) this.digests.delete(this.digests.keys().next().value as string);
   }
 
   /** The delivery journaled with these body bytes (SHA-256 hex), and when it arrived. */
