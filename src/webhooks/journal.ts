@@ -114,15 +114,16 @@ class BoundedMap<K, V> extends Map<K, V> {
   }
 
   override set(key: K, value: V): this {
-    if (!this.has(key)) {
-      if (this.order.length < this.cap) this.order.push(key);
-      else {
-        this.delete(this.order[this.oldest]!);
-        this.order[this.oldest] = key;
-        this.oldest = (this.oldest + 1) % this.cap;
-      }
+    const size = this.size;
+    super.set(key, value);
+    if (this.size === size) return this; // an update: the key keeps its place
+    if (this.order.length < this.cap) this.order.push(key);
+    else {
+      this.delete(this.order[this.oldest]!);
+      this.order[this.oldest] = key;
+      this.oldest = (this.oldest + 1) % this.cap;
     }
-    return super.set(key, value);
+    return this;
   }
 }
 
