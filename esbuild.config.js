@@ -1,35 +1,36 @@
 // The CLI as it runs (npm run build: tsc writes build/, this bundles it into dist/, then `oclif
-// manifest`). oclif finds commands and hooks by path under dist/ as before; each is a small ES
-// module, and what they share (oclif, our domain code) sits in chunks beside them, so a run loads a
-// few files instead of oclif's ~160 CommonJS modules and only its own command. The help and
-// autocomplete plugins are bundled as the root plugin's commands, on the same oclif.
+// manifest`). oclif finds commands and hooks by path under dist/ as before; each is a two-line ES
+// module that takes its class from one CommonJS bundle of everything (dist/mkt.cjs: oclif, the help
+// and autocomplete plugins as the root plugin's commands, our code), where each module is evaluated
+// only when first loaded. src/boot.ts runs the bundle with a V8 code cache.
 // Why and how much: BENCHMARKS.md (start-up).
 import { build } from 'esbuild';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import { compareIds, renderTemplate } from './build/platform/oclif-patches.js';
 
 const require = createRequire(import.meta.url);
 const oclif = JSON.parse(readFileSync('package.json', 'utf8')).oclif;
 // Each plugin's entry is its lib/index.js.
 const plugin = (name, file) => join(dirname(require.resolve(name)), '..', file);
 
-const entries = {
+// What oclif loads by path (its `dist/...` name: the file it comes from), one module each.
+const modules = {
   oclif: require.resolve('@oclif/core'),
-  // the benches start a sandbox in their own process
-  'sandbox/index': 'build/sandbox/index.js',
   'commands/help': plugin('@oclif/plugin-help', 'lib/commands/help.js'),
   'commands/autocomplete/index': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/index.js'),
   'commands/autocomplete/create': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/create.js'),
   'commands/autocomplete/script': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/script.js'),
 };
 for (const file of readdirSync('build/commands', { recursive: true }))
-  if (file.endsWith('.js')) entries[join('commands', file.slice(0, -3))] = join('build/commands', file);
+  if (file.endsWith('.js')) modules[join('commands', file.slice(0, -3))] = join('build/commands', file);
 // Hooks and a help class of our own, named in package.json under ./dist/, come from build/.
 for (const path of [oclif.helpClass, ...Object.values(oclif.hooks ?? {}).flat()])
   if (typeof path === 'string' && existsSync(path.replace('./dist/', 'build/')))
-    entries[path.replace(/^\.\/dist\/|\.js$/g, '')] = path.replace('./dist/', 'build/');
+    modules[path.replace(/^\.\/dist\/|\.js$/g, '')] = path.replace('./dist/', 'build/');
 
 /** A module object that loads the module on first use (in every output file: see lazy-oclif). */
 function __mktLazy(load) {
@@ -50,15 +51,36 @@ function __mktLazy(load) {
   );
 }
 
+// Sorting the command ids with localeCompare builds ICU's collator (≈ 7 ms), and ejs compiles each
+// help text into a function: the same results without either (src/platform/oclif-patches.ts).
+const patches = {
+  'config/plugin.js': ['a.id.localeCompare(b.id)', `(${compareIds})(a.id, b.id)`],
+  'help/util.js': [
+    'return ejs.render(t, context);',
+    `return (${renderTemplate})(t, context, () => ejs.render(t, context));`,
+  ],
+};
+/** The replacement for one of oclif's files (none for most); fails the build if oclif changed. */
+function patch(path) {
+  const file = Object.keys(patches).find((f) => path.replaceAll('\\', '/').endsWith(`/lib/${f}`));
+  if (file && !readFileSync(path, 'utf8').includes(patches[file][0]))
+    throw new Error(`esbuild.config.js: ${path} no longer has ${patches[file][0]}`);
+  return file ? patches[file] : ['', ''];
+}
+
 rmSync('dist', { recursive: true, force: true });
-await build({
-  entryPoints: Object.entries(entries).map(([out, file]) => ({ in: file, out })),
-  outdir: 'dist',
-  // Chunks sit at dist/ itself, one level below package.json, like build/version.js reading it.
-  chunkNames: 'chunk-[hash]',
+// One CommonJS bundle of everything oclif loads, each module evaluated when first loaded; a
+// CommonJS script is what V8 can cache compiled (src/boot.ts).
+const entry = `const modules = {${Object.entries(modules)
+  .map(([key, path]) => `${JSON.stringify(key)}: () => require(${JSON.stringify(resolve(path))})`)
+  .join(',\n')}};
+exports.load = (key) => (key === 'oclif' ? { default: modules.oclif() } : modules[key]());`;
+const bundle = await build({
+  stdin: { contents: entry, resolveDir: process.cwd(), sourcefile: 'mkt-entry.js' },
+  outfile: 'dist/mkt.cjs',
+  write: false,
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
   // Loaded on demand from node_modules as before (docs/CONTRIBUTING.md: heavy modules).
@@ -68,12 +90,12 @@ await build({
     // patterns, version ranges, config files, spinners): not parsed at each start, loaded if used.
     ...['tinyglobby', 'minimatch', 'semver', 'lilconfig', 'cli-spinners'],
   ],
+  // Our modules find package.json from their own URL: the bundle's, one level below it.
+  define: { 'import.meta.url': '__mktUrl' },
   banner: {
-    js: [
-      "import { createRequire as __mktCreateRequire } from 'node:module';",
-      'const require = __mktCreateRequire(import.meta.url);',
-      __mktLazy.toString(),
-    ].join('\n'),
+    js: ["const __mktUrl = require('node:url').pathToFileURL(__filename).href;", __mktLazy.toString()].join(
+      '\n',
+    ),
   },
   plugins: [
     {
@@ -94,7 +116,8 @@ await build({
             )
             // It checks Node against oclif's own engines (>=18) through __dirname, which a bundle
             // does not have; npm checks ours (>=20.19) at install.
-            .replace(/^checkNodeVersion\(\);$/m, ''),
+            .replace(/^checkNodeVersion\(\);$/m, '')
+            .replace(...patch(args.path)),
           loader: 'js',
         }));
       },
@@ -123,5 +146,44 @@ await build({
       },
     },
   ],
+  logLevel: 'warning',
+});
+const [{ text }] = bundle.outputFiles;
+// import() in a script run by node:vm needs a callback that Node 20 only has as an experimental
+// feature (which warns): src/boot.ts passes the bundle its own import instead.
+const code = text.replaceAll('await import(', 'await __mktImport(');
+if (/(?<!")\bimport\(/.test(code))
+  throw new Error('dist/mkt.cjs: an import() that src/boot.ts does not pass');
+// The function src/boot.ts calls, so that the hash covers every byte V8 compiles.
+const script = `(function (exports, require, module, __filename, __dirname, __mktImport) {${code}\n})`;
+const hash = createHash('sha256').update(script).digest('base64url').slice(0, 16);
+mkdirSync('dist', { recursive: true });
+writeFileSync('dist/mkt.cjs', script);
+
+// What oclif imports by path: a module each that takes its export from the bundle.
+for (const key of Object.keys(modules)) {
+  const boot = relative(dirname(join('dist', key)), 'dist/boot.js');
+  mkdirSync(dirname(join('dist', key)), { recursive: true });
+  writeFileSync(
+    join('dist', `${key}.js`),
+    `import { loadModule } from '${boot.startsWith('.') ? boot : `./${boot}`}';\nexport default loadModule('${key}');\n`,
+  );
+}
+await build({
+  entryPoints: [
+    { in: 'build/boot.js', out: 'boot' },
+    // the benches start a sandbox in their own process
+    { in: 'build/sandbox/index.js', out: 'sandbox/index' },
+  ],
+  outdir: 'dist',
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  define: { MKT_BUNDLE_HASH: JSON.stringify(hash) },
+  banner: {
+    js: "import { createRequire as __mktCreateRequire } from 'node:module';\nconst require = __mktCreateRequire(import.meta.url);",
+  },
+  external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici'],
   logLevel: 'warning',
 });

@@ -1,0 +1,100 @@
+// Loads the bundled CLI (dist/mkt.cjs, esbuild.config.js) with a V8 code cache, so a run
+// deserialises oclif and our code compiled instead of parsing and compiling it again (Node 20 has no
+// compile cache of its own; BENCHMARKS.md, start-up). The cache is only ever a shortcut: missing,
+// rejected by V8, unreadable or unwritable, the run compiles from source as without it.
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+
+/** The bundle's content hash, set by esbuild.config.js: a new build never meets an old cache. */
+declare const MKT_BUNDLE_HASH: string;
+
+interface Bundle {
+  load(key: string): { default: unknown };
+}
+
+const file = fileURLToPath(new URL('./mkt.cjs', import.meta.url));
+// One cache per bundle, Node and architecture (V8 also rejects a cache from other V8 flags).
+const cacheFile = join(
+  cacheDir(),
+  'code-cache',
+  `${MKT_BUNDLE_HASH}-node${process.version}-${process.arch}.v8`,
+);
+const cached = readCache();
+const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData: cached?.data });
+const module = { exports: {} as Bundle };
+const require = createRequire(file);
+// The bundle's import(): from here, beside it; Node's own modules as require gives them (no ESM facade).
+const importer = (specifier: string) =>
+  specifier.startsWith('node:') ? Promise.resolve(require(specifier)) : import(specifier);
+(script.runInThisContext() as (...args: unknown[]) => void)(
+  module.exports,
+  require,
+  module,
+  file,
+  dirname(file),
+  importer,
+);
+const loaded = new Set(cached?.keys);
+let grew = !cached || script.cachedDataRejected === true;
+// Written when the run ends, so the cache holds what it compiled on the way (including functions
+// V8 compiles only when first called), and again when a run used a part the cache has not seen.
+process.once('exit', () => {
+  if (grew) writeCache();
+});
+
+/** The default export of one of the bundle's modules ('oclif', 'help', 'commands/whoami', …). */
+export function loadModule(key: string): unknown {
+  if (!loaded.has(key)) {
+    loaded.add(key);
+    grew = true;
+  }
+  return module.exports.load(key).default;
+}
+
+/** mkt's cache folder, where oclif puts it (Config.cacheDir: MKT_CACHE_DIR, XDG, per platform). */
+function cacheDir(): string {
+  const env = process.env;
+  const home = env.HOME || homedir();
+  if (env.MKT_CACHE_DIR) return env.MKT_CACHE_DIR;
+  if (process.platform === 'darwin') return join(home, 'Library', 'Caches', 'mkt');
+  const base =
+    env.XDG_CACHE_HOME || (process.platform === 'win32' && env.LOCALAPPDATA) || join(home, '.cache');
+  return join(base, 'mkt');
+}
+
+/** The cache as written: a line of the module keys it has seen, then V8's data. */
+function readCache(): { keys: string[]; data: Buffer } | undefined {
+  try {
+    const bytes = readFileSync(cacheFile);
+    const eol = bytes.indexOf(10);
+    return { keys: JSON.parse(bytes.subarray(0, eol).toString()), data: bytes.subarray(eol + 1) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Replaces the cache in one rename (concurrent runs each write whole files) and drops older builds' caches. */
+function writeCache(): void {
+  const dir = dirname(cacheFile);
+  const temp = `${cacheFile}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      temp,
+      Buffer.concat([Buffer.from(`${JSON.stringify([...loaded])}\n`), script.createCachedData()]),
+    );
+    renameSync(temp, cacheFile);
+    for (const name of readdirSync(dir))
+      if (name.endsWith('.v8') && !name.startsWith(MKT_BUNDLE_HASH)) rmSync(join(dir, name), { force: true });
+  } catch {
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // an unwritable cache folder: nothing was left there either
+    }
+  }
+}
