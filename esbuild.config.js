@@ -1,6 +1,6 @@
 // The CLI as it runs (npm run build: tsc writes build/, this bundles it into dist/, then `oclif
-// manifest`). oclif finds commands and hooks by path under dist/ as before; each is a two-line ES
-// module that takes its class from one CommonJS bundle of everything (dist/mkt.cjs: oclif, the help
+// manifest`). oclif finds commands and hooks by path under dist/ as before; each is a one-line
+// CommonJS module that takes its class from one CommonJS bundle of everything (dist/mkt.cjs: oclif, the help
 // and autocomplete plugins as the root plugin's commands, our code), where each module is evaluated
 // only when first loaded. src/boot.ts runs the bundle with a V8 code cache.
 // Why and how much: BENCHMARKS.md (start-up).
@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { compareIds, renderTemplate } from './build/platform/oclif-patches.js';
+import { idOrder, renderTemplate } from './build/platform/oclif-patches.js';
 
 const require = createRequire(import.meta.url);
 const oclif = JSON.parse(readFileSync('package.json', 'utf8')).oclif;
@@ -54,7 +54,10 @@ function __mktLazy(load) {
 // Sorting the command ids with localeCompare builds ICU's collator (≈ 7 ms), and ejs compiles each
 // help text into a function: the same results without either (src/platform/oclif-patches.ts).
 const patches = {
-  'config/plugin.js': ['a.id.localeCompare(b.id)', `(${compareIds})(a.id, b.id)`],
+  'config/plugin.js': [
+    '.sort((a, b) => a.id.localeCompare(b.id))',
+    `.sort(((order) => (a, b) => order(a.id, b.id))((${idOrder})()))`,
+  ],
   'help/util.js': [
     'return ejs.render(t, context);',
     `return (${renderTemplate})(t, context, () => ejs.render(t, context));`,
@@ -160,30 +163,41 @@ const hash = createHash('sha256').update(script).digest('base64url').slice(0, 16
 mkdirSync('dist', { recursive: true });
 writeFileSync('dist/mkt.cjs', script);
 
-// What oclif imports by path: a module each that takes its export from the bundle.
+// What oclif loads by path: a module each that takes its export from the bundle. CommonJS, like
+// bin/run.js: oclif requires them, and no run starts Node's ES module loader.
+writeFileSync('dist/package.json', '{ "type": "commonjs" }\n');
 for (const key of Object.keys(modules)) {
-  const boot = relative(dirname(join('dist', key)), 'dist/boot.js');
+  const boot = relative(dirname(join('dist', key)), 'dist/boot.js').replaceAll('\\', '/');
+  const value = `require('${boot.startsWith('.') ? boot : `./${boot}`}').loadModule('${key}')`;
   mkdirSync(dirname(join('dist', key)), { recursive: true });
   writeFileSync(
     join('dist', `${key}.js`),
-    `import { loadModule } from '${boot.startsWith('.') ? boot : `./${boot}`}';\nexport default loadModule('${key}');\n`,
+    `module.exports = ${key === 'oclif' ? value : `{ default: ${value} }`};\n`,
   );
 }
 await build({
-  entryPoints: [
-    { in: 'build/boot.js', out: 'boot' },
-    // the benches start a sandbox in their own process
-    { in: 'build/sandbox/index.js', out: 'sandbox/index' },
-  ],
-  outdir: 'dist',
+  entryPoints: ['build/boot.js'],
+  outfile: 'dist/boot.js',
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  define: { MKT_BUNDLE_HASH: JSON.stringify(hash) },
+  logLevel: 'warning',
+});
+// The benches start a sandbox in their own process: an ES module (dist/sandbox/package.json).
+mkdirSync('dist/sandbox');
+writeFileSync('dist/sandbox/package.json', '{ "type": "module" }\n');
+await build({
+  entryPoints: ['build/sandbox/index.js'],
+  outfile: 'dist/sandbox/index.js',
   bundle: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  define: { MKT_BUNDLE_HASH: JSON.stringify(hash) },
+  logLevel: 'warning',
   banner: {
     js: "import { createRequire as __mktCreateRequire } from 'node:module';\nconst require = __mktCreateRequire(import.meta.url);",
   },
   external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici'],
-  logLevel: 'warning',
 });

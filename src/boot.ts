@@ -6,7 +6,6 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
 /** The bundle's content hash, set by esbuild.config.js: a new build never meets an old cache. */
@@ -16,7 +15,8 @@ interface Bundle {
   load(key: string): { default: unknown };
 }
 
-const file = fileURLToPath(new URL('./mkt.cjs', import.meta.url));
+// Bundled as CommonJS into dist/boot.js (dist/package.json), beside the bundle.
+const file = join(__dirname, 'mkt.cjs');
 // One cache per bundle, Node and architecture (V8 also rejects a cache from other V8 flags).
 const cacheFile = join(
   cacheDir(),
@@ -71,7 +71,8 @@ function readCache(): { keys: string[]; data: Buffer } | undefined {
   try {
     const bytes = readFileSync(cacheFile);
     const eol = bytes.indexOf(10);
-    return { keys: JSON.parse(bytes.subarray(0, eol).toString()), data: bytes.subarray(eol + 1) };
+    const keys: unknown = JSON.parse(bytes.subarray(0, eol).toString());
+    return Array.isArray(keys) ? { keys, data: bytes.subarray(eol + 1) } : undefined;
   } catch {
     return undefined;
   }

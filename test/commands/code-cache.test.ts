@@ -63,6 +63,7 @@ describe('the code cache', () => {
     const good = await readFile(file);
     for (const damage of [
       Buffer.from('not a cache'),
+      Buffer.from('5\nnot a list of modules'),
       // A valid header, V8's data cut short and then garbage.
       Buffer.concat([good.subarray(0, good.indexOf(10) + 1), Buffer.alloc(4096, 0x5a)]),
       Buffer.alloc(0),

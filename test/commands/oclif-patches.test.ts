@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { compareIds, renderTemplate } from '../../src/platform/oclif-patches.js';
+import { idOrder, renderTemplate } from '../../src/platform/oclif-patches.js';
 
 // The bundle replaces two of oclif's steps (esbuild.config.js): these must give what oclif's own
 // give — ICU's localeCompare for sorting command ids, ejs for help texts — for every input.
@@ -14,10 +14,12 @@ const manifest = JSON.parse(readFileSync(new URL('../../oclif.manifest.json', im
   >;
 };
 
-describe('compareIds', () => {
-  /** The pairs compareIds orders otherwise than localeCompare. */
-  const differing = (pairs: Array<[string, string]>) =>
-    pairs.filter(([a, b]) => Math.sign(compareIds(a, b)) !== Math.sign(a.localeCompare(b)));
+describe('idOrder', () => {
+  /** The pairs idOrder's comparator orders otherwise than localeCompare. */
+  const differing = (pairs: Array<[string, string]>) => {
+    const compare = idOrder();
+    return pairs.filter(([a, b]) => Math.sign(compare(a, b)) !== Math.sign(a.localeCompare(b)));
+  };
 
   it('orders every pair of command ids as localeCompare does', () => {
     const ids = Object.keys(manifest.commands);
