@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { idOrder, renderTemplate } from './build/platform/oclif-patches.js';
+import { idOrder, renderTemplate, stripAnsi, textWidth } from './build/platform/oclif-patches.js';
 
 const require = createRequire(import.meta.url);
 const oclif = JSON.parse(readFileSync('package.json', 'utf8')).oclif;
@@ -51,24 +51,38 @@ function __mktLazy(load) {
   );
 }
 
-// Sorting the command ids with localeCompare builds ICU's collator (≈ 7 ms), and ejs compiles each
-// help text into a function: the same results without either (src/platform/oclif-patches.ts).
+// Sorting the command ids with localeCompare builds ICU's collator (≈ 7 ms), ejs compiles each help
+// text into a function, ansis builds every style to strip escapes and string-width runs an emoji
+// pattern over plain ASCII: the same results without them (src/platform/oclif-patches.ts).
+const strip = ['ansis_1.default.strip(', `(${stripAnsi})((s) => ansis_1.default.strip(s), `];
 const patches = {
-  'config/plugin.js': [
-    '.sort((a, b) => a.id.localeCompare(b.id))',
-    `.sort(((order) => (a, b) => order(a.id, b.id))((${idOrder})()))`,
+  '@oclif/core/lib/config/plugin.js': [
+    [
+      '.sort((a, b) => a.id.localeCompare(b.id))',
+      `.sort(((order) => (a, b) => order(a.id, b.id))((${idOrder})()))`,
+    ],
   ],
-  'help/util.js': [
-    'return ejs.render(t, context);',
-    `return (${renderTemplate})(t, context, () => ejs.render(t, context));`,
+  '@oclif/core/lib/help/util.js': [
+    [
+      'return ejs.render(t, context);',
+      `return (${renderTemplate})(t, context, () => ejs.render(t, context));`,
+    ],
+  ],
+  '@oclif/core/lib/help/formatter.js': [strip],
+  '@oclif/core/lib/help/index.js': [strip],
+  '@oclif/core/lib/help/root.js': [strip],
+  'string-width/index.js': [
+    ['module.exports = stringWidth;', `module.exports = (s) => (${textWidth})(stringWidth, s);`],
   ],
 };
-/** The replacement for one of oclif's files (none for most); fails the build if oclif changed. */
-function patch(path) {
-  const file = Object.keys(patches).find((f) => path.replaceAll('\\', '/').endsWith(`/lib/${f}`));
-  if (file && !readFileSync(path, 'utf8').includes(patches[file][0]))
-    throw new Error(`esbuild.config.js: ${path} no longer has ${patches[file][0]}`);
-  return file ? patches[file] : ['', ''];
+/** One of these files with its patches applied; fails the build if a patched text is gone. */
+function patched(path, contents) {
+  const file = Object.keys(patches).find((f) => path.replaceAll('\\', '/').endsWith(`/node_modules/${f}`));
+  for (const [from, to] of file ? patches[file] : []) {
+    if (!contents.includes(from)) throw new Error(`esbuild.config.js: ${path} no longer has ${from}`);
+    contents = contents.replaceAll(from, to);
+  }
+  return contents;
 }
 
 rmSync('dist', { recursive: true, force: true });
@@ -107,7 +121,7 @@ const bundle = await build({
       name: 'lazy-oclif',
       setup(b) {
         b.onLoad({ filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/].*\.js$/ }, async (args) => ({
-          contents: (await readFile(args.path, 'utf8'))
+          contents: patched(args.path, await readFile(args.path, 'utf8'))
             .replace(
               /^(const|var) (\w+) = ((?:__importDefault|__importStar)\()?(require\("[^"]+"\))\)?;$/gm,
               (_, kind, name, wrap, req) =>
@@ -119,8 +133,7 @@ const bundle = await build({
             )
             // It checks Node against oclif's own engines (>=18) through __dirname, which a bundle
             // does not have; npm checks ours (>=20.19) at install.
-            .replace(/^checkNodeVersion\(\);$/m, '')
-            .replace(...patch(args.path)),
+            .replace(/^checkNodeVersion\(\);$/m, ''),
           loader: 'js',
         }));
       },
@@ -134,6 +147,15 @@ const bundle = await build({
           contents:
             "module.exports = process.env.DEBUG ? require('debug/src/index.js') : () => Object.assign(() => {}, { enabled: false });",
           resolveDir: process.cwd(),
+        }));
+      },
+    },
+    {
+      name: 'string-width',
+      setup(b) {
+        b.onLoad({ filter: /[\\/]node_modules[\\/]string-width[\\/]index\.js$/ }, async (args) => ({
+          contents: patched(args.path, await readFile(args.path, 'utf8')),
+          loader: 'js',
         }));
       },
     },

@@ -1,6 +1,6 @@
-// Two steps of oclif's, each replaced in the bundle (esbuild.config.js) by a function that returns
-// the same and falls back to the original wherever sameness is not certain; test/commands/
-// oclif-patches.test.ts checks them against ICU and ejs. Each is inlined with Function#toString, so
+// Steps of oclif's, each replaced in the bundle (esbuild.config.js) by a function that returns the
+// same and falls back to the original wherever sameness is not certain; test/commands/
+// oclif-patches.test.ts checks them against ICU, ejs, ansis and string-width. Each is inlined with Function#toString, so
 // it uses nothing outside itself. Why: BENCHMARKS.md (start-up).
 
 /**
@@ -60,4 +60,19 @@ export function renderTemplate(
     last = match.index! + match[0].length;
   }
   return plain(text.slice(last)) ? out + text.slice(last) : render();
+}
+
+/**
+ * ansis's `strip(text)` (which removes ANSI escapes, each starting with ESC or CSI) without building
+ * all of ansis's styles first: text with neither is itself.
+ */
+export function stripAnsi(strip: (text: unknown) => unknown, text: unknown): unknown {
+  return typeof text === 'string' && !text.includes('\u001b') && !text.includes('\u009b')
+    ? text
+    : strip(text);
+}
+
+/** string-width's `width(text)` without its emoji pattern: printable ASCII is a column a character. */
+export function textWidth(width: (text: unknown) => number, text: unknown): number {
+  return typeof text === 'string' && /^[\x20-\x7e]*$/.test(text) ? text.length : width(text);
 }

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { idOrder, renderTemplate } from '../../src/platform/oclif-patches.js';
+import { idOrder, renderTemplate, stripAnsi, textWidth } from '../../src/platform/oclif-patches.js';
 
 // The bundle replaces two of oclif's steps (esbuild.config.js): these must give what oclif's own
 // give — ICU's localeCompare for sorting command ids, ejs for help texts — for every input.
 
-const ejs = createRequire(import.meta.url)('ejs') as { render(t: string, data: object): string };
+const require = createRequire(import.meta.url);
+const ejs = require('ejs') as { render(t: string, data: object): string };
+const ansis = require('ansis') as { strip(text: unknown): string };
+const stringWidth = require('string-width') as (text: unknown) => number;
 const manifest = JSON.parse(readFileSync(new URL('../../oclif.manifest.json', import.meta.url), 'utf8')) as {
   commands: Record<
     string,
@@ -80,6 +83,37 @@ describe('renderTemplate', () => {
       same(text);
     // Options ejs takes from the context change how it reads the text.
     same('<?= config.bin ?> <%= id %>', { ...context, delimiter: '?' });
+  });
+});
+
+describe('stripAnsi and textWidth', () => {
+  // Every printable ASCII character, controls, escapes (ESC and CSI), wide and combining characters.
+  const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');
+  const texts = [
+    '',
+    ascii,
+    'mkt apps list --json',
+    '\u001b[1mbold\u001b[22m text',
+    '\u009b31mred',
+    'tab\there\nnew line\r',
+    'caf\u00e9 \u2714 \u4f60\u597d e\u0301 \u{1f600} #\ufe0f\u20e3',
+    '\u007f\u0085',
+  ];
+  for (let i = 0; i < 500; i++)
+    texts.push(
+      Array.from({ length: i % 40 }, (_, j) => String.fromCharCode((i * 31 + j * 7) % 160)).join(''),
+    );
+
+  it('strips as ansis does', () => {
+    const differing = [...texts, undefined, 42].filter(
+      (t) => attempt(() => String(stripAnsi(ansis.strip, t))).value !== attempt(() => ansis.strip(t)).value,
+    );
+    expect(differing).toEqual([]);
+  });
+
+  it('measures as string-width does', () => {
+    expect(texts.filter((t) => textWidth(stringWidth, t) !== stringWidth(t))).toEqual([]);
+    expect([textWidth(stringWidth, undefined), textWidth(stringWidth, 42)]).toEqual([0, 0]);
   });
 });
 
