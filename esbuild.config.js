@@ -1,8 +1,8 @@
 // The CLI as it runs (npm run build: tsc writes build/, this bundles it into dist/, then `oclif
 // manifest`). oclif finds commands and hooks by path under dist/ as before; each is a one-line
-// CommonJS module that takes its class from one CommonJS bundle of everything (dist/mkt.cjs: oclif, the help
-// and autocomplete plugins as the root plugin's commands, our code), where each module is evaluated
-// only when first loaded. src/boot.ts runs the bundle with a V8 code cache.
+// CommonJS module that takes its class from one CommonJS bundle of everything (dist/mkt.cjs: oclif,
+// the help and autocomplete plugins as the root plugin's commands, our code), in which each module
+// is evaluated only when first loaded. src/boot.ts runs the bundle with a V8 code cache.
 // Why and how much: BENCHMARKS.md (start-up).
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
@@ -32,7 +32,7 @@ for (const path of [oclif.helpClass, ...Object.values(oclif.hooks ?? {}).flat()]
   if (typeof path === 'string' && existsSync(path.replace('./dist/', 'build/')))
     modules[path.replace(/^\.\/dist\/|\.js$/g, '')] = path.replace('./dist/', 'build/');
 
-/** A module object that loads the module on first use (in every output file: see lazy-oclif). */
+/** A module object that loads the module on first use (in the bundle's banner: see lazy-oclif). */
 function __mktLazy(load) {
   let module;
   const real = () => (module ??= load());
@@ -181,7 +181,7 @@ if (/(?<!")\bimport\(/.test(code))
   throw new Error('dist/mkt.cjs: an import() that src/boot.ts does not pass');
 // The function src/boot.ts calls, so that the hash covers every byte V8 compiles.
 const script = `(function (exports, require, module, __filename, __dirname, __mktImport) {${code}\n})`;
-const hash = createHash('sha256').update(script).digest('base64url').slice(0, 16);
+const hash = createHash('sha256').update(script).digest('hex').slice(0, 16);
 mkdirSync('dist', { recursive: true });
 writeFileSync('dist/mkt.cjs', script);
 
