@@ -83,10 +83,12 @@ function writeCache(): void {
   const dir = dirname(cacheFile);
   const temp = `${cacheFile}.${process.pid}.tmp`;
   try {
-    mkdirSync(dir, { recursive: true });
+    // The user's own, like the code it holds: runs load it as they load mkt itself.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(
       temp,
       Buffer.concat([Buffer.from(`${JSON.stringify([...loaded])}\n`), script.createCachedData()]),
+      { mode: 0o600 },
     );
     renameSync(temp, cacheFile);
     for (const name of readdirSync(dir))

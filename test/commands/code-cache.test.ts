@@ -39,6 +39,10 @@ describe('the code cache', () => {
     expect(name).toMatch(new RegExp(`-node${process.version}-${process.arch}\\.v8$`));
     const file = join(cache, 'code-cache', name!);
     const written = await stat(file);
+    if (process.platform !== 'win32') {
+      expect((await stat(join(cache, 'code-cache'))).mode & 0o777).toBe(0o700);
+      expect(written.mode & 0o777).toBe(0o600);
+    }
     const keys = (await readFile(file, 'utf8')).split('\n')[0];
     expect(JSON.parse(keys!)).toEqual(['oclif', 'help']);
 
