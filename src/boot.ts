@@ -2,7 +2,7 @@
 // deserialises oclif and our code compiled instead of parsing and compiling it again (Node 20 has no
 // compile cache of its own; BENCHMARKS.md, start-up). The cache is only ever a shortcut: missing,
 // rejected by V8, unreadable or unwritable, the run compiles from source as without it.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,6 +10,7 @@ import { Script } from 'node:vm';
 
 /** The bundle's content hash, set by esbuild.config.js: a new build never meets an old cache. */
 declare const MKT_BUNDLE_HASH: string;
+const WEEK = 7 * 24 * 3600 * 1000;
 
 interface Bundle {
   load(key: string): { default: unknown };
@@ -78,7 +79,7 @@ function readCache(): { keys: string[]; data: Buffer } | undefined {
   }
 }
 
-/** Replaces the cache in one rename (concurrent runs each write whole files) and drops older builds' caches. */
+/** Replaces the cache in one rename (concurrent runs each write whole files) and drops stale ones. */
 function writeCache(): void {
   const dir = dirname(cacheFile);
   const temp = `${cacheFile}.${process.pid}.tmp`;
@@ -91,8 +92,14 @@ function writeCache(): void {
       { mode: 0o600 },
     );
     renameSync(temp, cacheFile);
+    // Another build's cache unwritten for a week: most likely an older mkt's (one in use is rewritten).
     for (const name of readdirSync(dir))
-      if (name.endsWith('.v8') && !name.startsWith(MKT_BUNDLE_HASH)) rmSync(join(dir, name), { force: true });
+      if (
+        name.endsWith('.v8') &&
+        !name.startsWith(MKT_BUNDLE_HASH) &&
+        statSync(join(dir, name)).mtimeMs < Date.now() - WEEK
+      )
+        rmSync(join(dir, name), { force: true });
   } catch {
     try {
       rmSync(temp, { force: true });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMkt, tempDir, type MktResult } from '../support/cli.js';
 
@@ -57,6 +57,22 @@ describe('the code cache', () => {
     const grown = JSON.parse((await readFile(file, 'utf8')).split('\n')[0]!);
     expect(grown).toEqual(['oclif', 'help', 'commands/config/list']);
     expect(await files(cache)).toEqual([name]);
+  });
+
+  it("drops another build's cache unwritten for a week, and keeps a recent one", async () => {
+    const cache = join(work.path, 'builds');
+    await mkdir(join(cache, 'code-cache'), { recursive: true });
+    const old = join(cache, 'code-cache', `0123456789abcdef-node${process.version}-${process.arch}.v8`);
+    const recent = join(cache, 'code-cache', `fedcba9876543210-node${process.version}-${process.arch}.v8`);
+    await writeFile(old, '["oclif"]\n');
+    await writeFile(recent, '["oclif"]\n');
+    const eightDaysAgo = new Date(Date.now() - 8 * 24 * 3600 * 1000);
+    await utimes(old, eightDaysAgo, eightDaysAgo);
+    expect(await mkt('builds', cache)).toEqual(reference);
+    const left = await files(cache);
+    expect(left).toHaveLength(2);
+    expect(left).toContain('fedcba9876543210-node' + `${process.version}-${process.arch}.v8`);
+    expect(left).not.toContain('0123456789abcdef-node' + `${process.version}-${process.arch}.v8`);
   });
 
   it('is replaced when it is damaged, and the run prints the same', async () => {
