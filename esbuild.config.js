@@ -1,37 +1,38 @@
 // The CLI as it runs (npm run build: tsc writes build/, this bundles it into dist/, then `oclif
-// manifest`). oclif finds commands and hooks by path under dist/ as before; each is a small ES
-// module, and what they share (oclif, our domain code) sits in chunks beside them, so a run loads a
-// few files instead of oclif's ~160 CommonJS modules and only its own command. The help and
-// autocomplete plugins are bundled as the root plugin's commands, on the same oclif.
+// manifest`). oclif finds commands and hooks by path under dist/ as before; each is a one-line
+// CommonJS module that takes its class from one CommonJS bundle of everything (dist/mkt.cjs: oclif,
+// the help and autocomplete plugins as the root plugin's commands, our code), in which each module
+// is evaluated only when first loaded. src/boot.ts runs the bundle with a V8 code cache.
 // Why and how much: BENCHMARKS.md (start-up).
 import { build } from 'esbuild';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import { idOrder, renderTemplate, stripAnsi, textWidth } from './build/platform/oclif-patches.js';
 
 const require = createRequire(import.meta.url);
 const oclif = JSON.parse(readFileSync('package.json', 'utf8')).oclif;
 // Each plugin's entry is its lib/index.js.
 const plugin = (name, file) => join(dirname(require.resolve(name)), '..', file);
 
-const entries = {
+// What oclif loads by path (its `dist/...` name: the file it comes from), one module each.
+const modules = {
   oclif: require.resolve('@oclif/core'),
-  // the benches start a sandbox in their own process
-  'sandbox/index': 'build/sandbox/index.js',
   'commands/help': plugin('@oclif/plugin-help', 'lib/commands/help.js'),
   'commands/autocomplete/index': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/index.js'),
   'commands/autocomplete/create': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/create.js'),
   'commands/autocomplete/script': plugin('@oclif/plugin-autocomplete', 'lib/commands/autocomplete/script.js'),
 };
 for (const file of readdirSync('build/commands', { recursive: true }))
-  if (file.endsWith('.js')) entries[join('commands', file.slice(0, -3))] = join('build/commands', file);
+  if (file.endsWith('.js')) modules[join('commands', file.slice(0, -3))] = join('build/commands', file);
 // Hooks and a help class of our own, named in package.json under ./dist/, come from build/.
 for (const path of [oclif.helpClass, ...Object.values(oclif.hooks ?? {}).flat()])
   if (typeof path === 'string' && existsSync(path.replace('./dist/', 'build/')))
-    entries[path.replace(/^\.\/dist\/|\.js$/g, '')] = path.replace('./dist/', 'build/');
+    modules[path.replace(/^\.\/dist\/|\.js$/g, '')] = path.replace('./dist/', 'build/');
 
-/** A module object that loads the module on first use (in every output file: see lazy-oclif). */
+/** A module object that loads the module on first use (in the bundle's banner: see lazy-oclif). */
 function __mktLazy(load) {
   let module;
   const real = () => (module ??= load());
@@ -50,15 +51,53 @@ function __mktLazy(load) {
   );
 }
 
+// Sorting the command ids with localeCompare builds ICU's collator (≈ 7 ms), ejs compiles each help
+// text into a function, ansis builds every style to strip escapes and string-width runs an emoji
+// pattern over plain ASCII: the same results without them (src/platform/oclif-patches.ts).
+const strip = ['ansis_1.default.strip(', `(${stripAnsi})((s) => ansis_1.default.strip(s), `];
+const patches = {
+  '@oclif/core/lib/config/plugin.js': [
+    [
+      '.sort((a, b) => a.id.localeCompare(b.id))',
+      `.sort(((order) => (a, b) => order(a.id, b.id))((${idOrder})()))`,
+    ],
+  ],
+  '@oclif/core/lib/help/util.js': [
+    [
+      'return ejs.render(t, context);',
+      `return (${renderTemplate})(t, context, () => ejs.render(t, context));`,
+    ],
+  ],
+  '@oclif/core/lib/help/formatter.js': [strip],
+  '@oclif/core/lib/help/index.js': [strip],
+  '@oclif/core/lib/help/root.js': [strip],
+  'string-width/index.js': [
+    ['module.exports = stringWidth;', `module.exports = (s) => (${textWidth})(stringWidth, s);`],
+  ],
+};
+/** One of these files with its patches applied; fails the build if a patched text is gone. */
+function patched(path, contents) {
+  const file = Object.keys(patches).find((f) => path.replaceAll('\\', '/').endsWith(`/node_modules/${f}`));
+  for (const [from, to] of file ? patches[file] : []) {
+    if (!contents.includes(from)) throw new Error(`esbuild.config.js: ${path} no longer has ${from}`);
+    contents = contents.replaceAll(from, to);
+  }
+  return contents;
+}
+
 rmSync('dist', { recursive: true, force: true });
-await build({
-  entryPoints: Object.entries(entries).map(([out, file]) => ({ in: file, out })),
-  outdir: 'dist',
-  // Chunks sit at dist/ itself, one level below package.json, like build/version.js reading it.
-  chunkNames: 'chunk-[hash]',
+// One CommonJS bundle of everything oclif loads, each module evaluated when first loaded; a
+// CommonJS script is what V8 can cache compiled (src/boot.ts).
+const entry = `const modules = {${Object.entries(modules)
+  .map(([key, path]) => `${JSON.stringify(key)}: () => require(${JSON.stringify(resolve(path))})`)
+  .join(',\n')}};
+exports.load = (key) => (key === 'oclif' ? { default: modules.oclif() } : modules[key]());`;
+const bundle = await build({
+  stdin: { contents: entry, resolveDir: process.cwd(), sourcefile: 'mkt-entry.js' },
+  outfile: 'dist/mkt.cjs',
+  write: false,
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
   // Loaded on demand from node_modules as before (docs/CONTRIBUTING.md: heavy modules).
@@ -68,12 +107,12 @@ await build({
     // patterns, version ranges, config files, spinners): not parsed at each start, loaded if used.
     ...['tinyglobby', 'minimatch', 'semver', 'lilconfig', 'cli-spinners'],
   ],
+  // Our modules find package.json from their own URL: the bundle's, one level below it.
+  define: { 'import.meta.url': '__mktUrl' },
   banner: {
-    js: [
-      "import { createRequire as __mktCreateRequire } from 'node:module';",
-      'const require = __mktCreateRequire(import.meta.url);',
-      __mktLazy.toString(),
-    ].join('\n'),
+    js: ["const __mktUrl = require('node:url').pathToFileURL(__filename).href;", __mktLazy.toString()].join(
+      '\n',
+    ),
   },
   plugins: [
     {
@@ -82,7 +121,7 @@ await build({
       name: 'lazy-oclif',
       setup(b) {
         b.onLoad({ filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/].*\.js$/ }, async (args) => ({
-          contents: (await readFile(args.path, 'utf8'))
+          contents: patched(args.path, await readFile(args.path, 'utf8'))
             .replace(
               /^(const|var) (\w+) = ((?:__importDefault|__importStar)\()?(require\("[^"]+"\))\)?;$/gm,
               (_, kind, name, wrap, req) =>
@@ -112,6 +151,15 @@ await build({
       },
     },
     {
+      name: 'string-width',
+      setup(b) {
+        b.onLoad({ filter: /[\\/]node_modules[\\/]string-width[\\/]index\.js$/ }, async (args) => ({
+          contents: patched(args.path, await readFile(args.path, 'utf8')),
+          loader: 'js',
+        }));
+      },
+    },
+    {
       // The plugins pin their own oclif; all of them use ours, so there is one oclif in a run.
       name: 'one-oclif',
       setup(b) {
@@ -124,4 +172,54 @@ await build({
     },
   ],
   logLevel: 'warning',
+});
+const [{ text }] = bundle.outputFiles;
+// import() in a script run by node:vm needs a callback that Node 20 only has as an experimental
+// feature (which warns): src/boot.ts passes the bundle its own import instead.
+const code = text.replaceAll('await import(', 'await __mktImport(');
+if (/(?<!")\bimport\(/.test(code))
+  throw new Error('dist/mkt.cjs: an import() that src/boot.ts does not pass');
+// The function src/boot.ts calls, so that the hash covers every byte V8 compiles.
+const script = `(function (exports, require, module, __filename, __dirname, __mktImport) {${code}\n})`;
+const hash = createHash('sha256').update(script).digest('hex').slice(0, 16);
+mkdirSync('dist', { recursive: true });
+writeFileSync('dist/mkt.cjs', script);
+
+// What oclif loads by path: a module each that takes its export from the bundle. CommonJS, like
+// bin/run.js: oclif requires them, and no run starts Node's ES module loader.
+writeFileSync('dist/package.json', '{ "type": "commonjs" }\n');
+for (const key of Object.keys(modules)) {
+  const boot = relative(dirname(join('dist', key)), 'dist/boot.js').replaceAll('\\', '/');
+  const value = `require('${boot.startsWith('.') ? boot : `./${boot}`}').loadModule('${key}')`;
+  mkdirSync(dirname(join('dist', key)), { recursive: true });
+  writeFileSync(
+    join('dist', `${key}.js`),
+    `module.exports = ${key === 'oclif' ? value : `{ default: ${value} }`};\n`,
+  );
+}
+await build({
+  entryPoints: ['build/boot.js'],
+  outfile: 'dist/boot.js',
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  define: { MKT_BUNDLE_HASH: JSON.stringify(hash) },
+  logLevel: 'warning',
+});
+// The benches start a sandbox in their own process: an ES module (dist/sandbox/package.json).
+mkdirSync('dist/sandbox');
+writeFileSync('dist/sandbox/package.json', '{ "type": "module" }\n');
+await build({
+  entryPoints: ['build/sandbox/index.js'],
+  outfile: 'dist/sandbox/index.js',
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  banner: {
+    js: "import { createRequire as __mktCreateRequire } from 'node:module';\nconst require = __mktCreateRequire(import.meta.url);",
+  },
+  external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici'],
 });

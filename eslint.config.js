@@ -33,4 +33,10 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // CommonJS (bin/package.json): a run starts no ES module loader.
+    files: ['bin/run.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

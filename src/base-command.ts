@@ -84,7 +84,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected async deps(): Promise<Deps> {
     this.builtDeps ??= await createDeps({
       env: process.env,
-      stdin: process.stdin,
+      // Node builds process.stdin on first use (a pipe's socket): only for the commands that read it.
+      get stdin() {
+        return process.stdin;
+      },
       stdout: process.stdout,
       stderr: process.stderr,
       profile: this.flags.profile,

@@ -103,7 +103,9 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
   });
   return {
     env,
-    stdin: input.stdin,
+    get stdin() {
+      return input.stdin;
+    },
     out,
     clock,
     profile,

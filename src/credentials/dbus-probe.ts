@@ -1,4 +1,4 @@
-import { connect, type NetConnectOpts } from 'node:net';
+import type { NetConnectOpts } from 'node:net';
 
 /**
  * Whether the D-Bus session bus answers its authentication handshake within `timeoutMs`.
@@ -9,6 +9,8 @@ export async function sessionBusAnswers(address: string | undefined, timeoutMs: 
   if (!address) return false;
   const target = socketFor(address);
   if (!target) return true; // a transport we do not speak (launchd, systemd): let the library try it
+  // Here, not at the top: every command loads this module, and node:net with its streams costs ms.
+  const { connect } = await import('node:net');
   return new Promise<boolean>((resolve) => {
     const socket = connect(target);
     const finish = (ok: boolean) => {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 
 /**
  * mkt's version, read once from its package.json: the nearest one above this module (one level up
- * from the bundle's chunks in dist/, two from tsc's output in build/platform/ or src/platform/).
+ * from the bundle, dist/mkt.cjs; two from tsc's output in build/platform/ or src/platform/).
  */
 export const VERSION: string = (() => {
   let url = new URL('../package.json', import.meta.url);

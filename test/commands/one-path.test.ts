@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MKT_BIN, runMkt, tempDir, type MktResult } from '../support/cli.js';
@@ -29,9 +29,10 @@ beforeAll(async () => {
   await symlink(join(root, 'node_modules'), join(reference.path, 'node_modules'));
   await mkdir(join(reference.path, 'bin'));
   const bin = await readFile(MKT_BIN, 'utf8');
-  expect(bin).toContain("import('../dist/oclif.js')");
+  expect(bin).toContain("require('../dist/oclif.js')");
   referenceBin = join(reference.path, 'bin', 'run.js');
-  await writeFile(referenceBin, bin.replace("import('../dist/oclif.js')", "import('@oclif/core')"));
+  await writeFile(referenceBin, bin.replace("require('../dist/oclif.js')", "require('@oclif/core')"));
+  await copyFile(join(root, 'bin', 'package.json'), join(reference.path, 'bin', 'package.json'));
   manifest = JSON.parse(await readFile(join(root, 'oclif.manifest.json'), 'utf8'));
 });
 afterAll(() => reference.remove());

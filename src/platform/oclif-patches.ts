@@ -1,0 +1,78 @@
+// Steps of oclif's, each replaced in the bundle (esbuild.config.js) by a function that returns the
+// same and falls back to the original wherever sameness is not certain; test/commands/
+// oclif-patches.test.ts checks them against ICU, ejs, ansis and string-width. Each is inlined with Function#toString, so
+// it uses nothing outside itself. Why: BENCHMARKS.md (start-up).
+
+/**
+ * A comparator with `a.localeCompare(b)`'s sign for command ids, without building ICU's collator
+ * (≈ 7 ms): ids of `-`, `:`, digits and lower-case letters where ICU's locale (from these
+ * variables, except on Windows) sorts in root order (C, POSIX, English): character by character in
+ * this order.
+ */
+export function idOrder(): (a: string, b: string) => number {
+  const locales = ['LC_ALL', 'LC_COLLATE', 'LC_MESSAGES', 'LANG', 'LANGUAGE'].map((k) => process.env[k]);
+  const rootOrder =
+    process.platform !== 'win32' && locales.every((l) => !l || /^(C|POSIX|en)([._@:-]|$)/.test(l));
+  const plain = /^[-:0-9a-z]*$/;
+  const order = '-:0123456789abcdefghijklmnopqrstuvwxyz';
+  return (a, b) => {
+    if (!rootOrder || !plain.test(a) || !plain.test(b)) return a.localeCompare(b);
+    for (let i = 0; i < a.length && i < b.length; i++)
+      if (a[i] !== b[i]) return order.indexOf(a[i]!) - order.indexOf(b[i]!);
+    return a.length - b.length;
+  };
+}
+
+/**
+ * `ejs.render(text, context)` (what `render()` calls) without compiling a function per text: text
+ * with no tag is itself, and `<%= name.path %>` is the value, escaped as ejs escapes it.
+ */
+export function renderTemplate(
+  text: string,
+  context: Record<string, unknown> | undefined,
+  render: () => string,
+): string {
+  // Keys ejs would take from the context as its options (ejs 3.1: _OPTS_PASSABLE_WITH_DATA).
+  const options = ['delimiter', 'scope', 'context', 'debug', 'compileDebug', 'client', '_with'];
+  options.push('rmWhitespace', 'strict', 'filename', 'async');
+  if (typeof text !== 'string' || options.some((k) => context?.[k] !== undefined)) return render();
+  const tag = /<%=\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*%>/g;
+  const plain = (s: string) => !s.includes('<%') && !s.includes('%>');
+  const escape: Record<string, string> = {
+    '&': '&amp;',
+    '<': '&lt;',
+    '>': '&gt;',
+    '"': '&#34;',
+    "'": '&#39;',
+  };
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(tag)) {
+    const before = text.slice(last, match.index);
+    const [name, ...path] = match[1]!.split('.') as [string, ...string[]];
+    if (!plain(before) || context == null || !(name in context)) return render();
+    let value = context[name];
+    for (const key of path) {
+      if (value == null) return render();
+      value = (value as Record<string, unknown>)[key];
+    }
+    out += before + (value == null ? '' : String(value).replace(/[&<>'"]/g, (c) => escape[c]!));
+    last = match.index! + match[0].length;
+  }
+  return plain(text.slice(last)) ? out + text.slice(last) : render();
+}
+
+/**
+ * ansis's `strip(text)` (which removes ANSI escapes, each starting with ESC or CSI) without building
+ * all of ansis's styles first: text with neither is itself.
+ */
+export function stripAnsi(strip: (text: unknown) => unknown, text: unknown): unknown {
+  return typeof text === 'string' && !text.includes('\u001b') && !text.includes('\u009b')
+    ? text
+    : strip(text);
+}
+
+/** string-width's `width(text)` without its emoji pattern: printable ASCII is a column a character. */
+export function textWidth(width: (text: unknown) => number, text: unknown): number {
+  return typeof text === 'string' && /^[\x20-\x7e]*$/.test(text) ? text.length : width(text);
+}

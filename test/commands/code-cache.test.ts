@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runMkt, tempDir, type MktResult } from '../support/cli.js';
+
+// bin/run.js loads the bundle through src/boot.ts, which keeps V8's compiled code in mkt's cache
+// folder. The cache is only a shortcut: whatever state it is in, mkt prints the same bytes.
+
+let work: { path: string; remove(): Promise<void> };
+let reference: MktResult;
+const args = ['config', 'get', '--help'];
+
+beforeAll(async () => {
+  work = await tempDir('mkt-code-cache-');
+  reference = await mkt('no-cache', join(work.path, 'unused-cache'));
+  expect(reference).toMatchObject({ code: 0, stderr: '' });
+});
+afterAll(() => work.remove());
+
+/** `mkt config get --help` with its own config folder and the given cache folder. */
+async function mkt(name: string, cacheDir: string, argv = args): Promise<MktResult> {
+  const dir = join(work.path, name);
+  await mkdir(dir, { recursive: true });
+  return runMkt(argv, dir, { env: { MKT_CACHE_DIR: cacheDir } });
+}
+
+/** The files in the cache folder's code-cache/ (none when it does not exist). */
+async function files(cacheDir: string): Promise<string[]> {
+  return readdir(join(cacheDir, 'code-cache')).catch(() => []);
+}
+
+describe('the code cache', () => {
+  it('is written on the first run, used unchanged by the next, and grows with a new command', async () => {
+    const cache = join(work.path, 'cache');
+    expect(await mkt('first', cache)).toEqual(reference);
+    const [name, ...rest] = await files(cache);
+    expect(rest).toEqual([]);
+    expect(name).toMatch(new RegExp(`-node${process.version}-${process.arch}\\.v8$`));
+    const file = join(cache, 'code-cache', name!);
+    const written = await stat(file);
+    if (process.platform !== 'win32') {
+      expect((await stat(join(cache, 'code-cache'))).mode & 0o777).toBe(0o700);
+      expect(written.mode & 0o777).toBe(0o600);
+    }
+    const keys = (await readFile(file, 'utf8')).split('\n')[0];
+    expect(JSON.parse(keys!)).toEqual(['oclif', 'help']);
+
+    // Accepted by V8 and nothing new compiled: the file stays as it was.
+    expect(await mkt('second', cache)).toEqual(reference);
+    expect((await stat(file)).mtimeMs).toBe(written.mtimeMs);
+    expect((await stat(file)).ino).toBe(written.ino);
+
+    // Another command's module: the cache is replaced by one that holds both.
+    expect((await mkt('third', cache, ['config', 'list'])).code).toBe(0);
+    expect((await stat(file)).ino).not.toBe(written.ino);
+    const grown = JSON.parse((await readFile(file, 'utf8')).split('\n')[0]!);
+    expect(grown).toEqual(['oclif', 'help', 'commands/config/list']);
+    expect(await files(cache)).toEqual([name]);
+  });
+
+  it("drops another build's cache unwritten for a week, and keeps a recent one", async () => {
+    const cache = join(work.path, 'builds');
+    await mkdir(join(cache, 'code-cache'), { recursive: true });
+    const old = join(cache, 'code-cache', `0123456789abcdef-node${process.version}-${process.arch}.v8`);
+    const recent = join(cache, 'code-cache', `fedcba9876543210-node${process.version}-${process.arch}.v8`);
+    await writeFile(old, '["oclif"]\n');
+    await writeFile(recent, '["oclif"]\n');
+    const eightDaysAgo = new Date(Date.now() - 8 * 24 * 3600 * 1000);
+    await utimes(old, eightDaysAgo, eightDaysAgo);
+    expect(await mkt('builds', cache)).toEqual(reference);
+    const left = await files(cache);
+    expect(left).toHaveLength(2);
+    expect(left).toContain('fedcba9876543210-node' + `${process.version}-${process.arch}.v8`);
+    expect(left).not.toContain('0123456789abcdef-node' + `${process.version}-${process.arch}.v8`);
+  });
+
+  it('is replaced when it is damaged, and the run prints the same', async () => {
+    const cache = join(work.path, 'damaged');
+    await mkt('damaged-first', cache);
+    const [name] = await files(cache);
+    const file = join(cache, 'code-cache', name!);
+    const good = await readFile(file);
+    for (const damage of [
+      Buffer.from('not a cache'),
+      Buffer.from('5\nnot a list of modules'),
+      // A valid header, V8's data cut short and then garbage.
+      Buffer.concat([good.subarray(0, good.indexOf(10) + 1), Buffer.alloc(4096, 0x5a)]),
+      Buffer.alloc(0),
+    ]) {
+      await writeFile(file, damage);
+      expect(await mkt('damaged', cache)).toEqual(reference);
+      expect((await readFile(file)).length).toBeGreaterThan(4096 * 8);
+    }
+  });
+
+  it('is ignored when the folder cannot be created', async () => {
+    const blocker = join(work.path, 'a-file');
+    await writeFile(blocker, '');
+    expect(await mkt('blocked', join(blocker, 'cache'))).toEqual(reference);
+  });
+
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)(
+    'leaves nothing behind on a full disk',
+    async () => {
+      const cache = join(work.path, 'full');
+      await mkdir(cache);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', cache]);
+      try {
+        expect(await mkt('full', cache)).toEqual(reference);
+        expect(await files(cache)).toEqual([]);
+      } finally {
+        execFileSync('umount', [cache]);
+      }
+    },
+  );
+
+  it('is written whole when many runs start at once', async () => {
+    const cache = join(work.path, 'concurrent');
+    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => mkt(`concurrent-${i}`, cache)));
+    for (const r of runs) expect(r).toEqual(reference);
+    const [name, ...rest] = await files(cache);
+    expect(rest).toEqual([]);
+    const file = join(cache, 'code-cache', name!);
+    const written = await stat(file);
+    // Whichever run wrote last, V8 accepts the file: the next run leaves it alone.
+    expect(await mkt('after-concurrent', cache)).toEqual(reference);
+    expect((await stat(file)).ino).toBe(written.ino);
+  });
+});
