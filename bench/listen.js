@@ -4,7 +4,7 @@
 // of the same run; then the RSS of listen after warm-up and as it takes N deliveries in all.
 //
 //   npm run build && node bench/listen.js [--deliveries 100000] [--rounds 5] [--per-round 3000]
-//                                         [--concurrency 32] [--cpu-prof DIR]
+//                                         [--concurrency 32] [--cpu-prof DIR] [--bare-client undici]
 //
 // Fair by construction: listen, the bare server and the sender each run in a process of their own
 // (the target, which only notes arrivals, stays in this one). A delivery counts when the target has
@@ -24,9 +24,12 @@ const SECRET = 'whsec_bench';
 const now = () => Number(process.hrtime.bigint()) / 1e6; // CLOCK_MONOTONIC: one clock for all processes
 
 if (process.argv[2] === '--bare') {
-  // The baseline: verify over the raw bytes in constant time, forward the same bytes and headers.
+  // The baseline: verify over the raw bytes in constant time, forward the same bytes and headers,
+  // with node:http's client (or undici's pool, as listen forwards, with --bare-client undici).
   const targetUrl = process.argv[3];
   const agent = new http.Agent({ keepAlive: true });
+  const pool =
+    process.argv[4] === 'undici' ? new (await import('undici')).Pool(new URL(targetUrl).origin) : null;
   const bare = http.createServer((req, res) => {
     const chunks = [];
     req
@@ -37,6 +40,14 @@ if (process.argv[2] === '--bare') {
         const want = createHmac('sha256', SECRET).update(body).digest();
         if (given.length !== want.length || !timingSafeEqual(given, want)) return res.writeHead(401).end();
         const { host: _host, connection: _connection, ...headers } = req.headers;
+        if (pool)
+          return pool
+            .request({ path: new URL(targetUrl).pathname, method: 'POST', headers, body })
+            .then((r) => r.body.dump())
+            .then(
+              () => res.writeHead(202).end(),
+              () => res.writeHead(502).end(),
+            );
         const fwd = http.request(targetUrl, { method: 'POST', agent, headers }, (r) => {
           r.resume().on('end', () => res.writeHead(202).end());
         });
@@ -98,6 +109,7 @@ async function main() {
       'per-round': { type: 'string', default: '3000' },
       concurrency: { type: 'string', default: '32' },
       'cpu-prof': { type: 'string' },
+      'bare-client': { type: 'string', default: 'node:http' },
     },
   });
   const TOTAL = Number(args.deliveries);
@@ -128,7 +140,7 @@ async function main() {
 
   const children = [];
   process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
-  const bareChild = fork(self, ['--bare', targetUrl], { stdio: 'inherit' });
+  const bareChild = fork(self, ['--bare', targetUrl, args['bare-client']], { stdio: 'inherit' });
   const sender = fork(self, ['--sender'], { stdio: 'inherit' });
   children.push(bareChild, sender);
   const bareUrl = await new Promise((r) => bareChild.once('message', (m) => r(m.url)));
@@ -242,7 +254,7 @@ async function main() {
     `Load average before ${loadBefore}, after the rounds ${load()} (${cpus().length} cores); journal in ${dir}`,
   );
   console.log(
-    `Deliveries sender → receiver → target, each in its own process (${ROUNDS} interleaved rounds of ${PER_ROUND}, ${CONCURRENCY} in flight; medians; latency until the target has it, (+added) over direct):`,
+    `Deliveries sender → receiver → target, each in its own process (${ROUNDS} interleaved rounds of ${PER_ROUND}, ${CONCURRENCY} in flight; medians; latency until the target has it, (+added) over direct; bare forwards with ${args['bare-client']}, listen with undici):`,
   );
   console.log(fmt('listen'));
   console.log(fmt('bare'));
