@@ -109,6 +109,42 @@ describe('webhooks listen under faults', () => {
     expect(Buffer.compare(got.raw, d.body)).toBe(0);
   });
 
+  it('a sender faster than the target waits at the high-water mark instead of queueing without bound', async () => {
+    const held: Array<() => void> = [];
+    const slow = await startServer((_req, res) => held.push(() => res.writeHead(200).end()));
+    try {
+      // One forward slot: the mark is 32 deliveries waiting (one being forwarded, 31 queued).
+      const l = spawnListen(
+        ['--no-relay', '--forward-to', `${slow.url}/hook`, '--concurrency', '1'],
+        fx.dir,
+        {
+          MKT_WEBHOOK_SECRET: SECRET,
+        },
+      );
+      fx.running.push(l);
+      await l.waitFor((lines) => lines.some((x) => x.type === 'ready'));
+      const url = String(l.lines.find((x) => x.type === 'ready')!.receiver);
+      const first = Array.from({ length: 32 }, () => delivery());
+      for (const d of first) expect((await post(url, d.body, d.headers)).status).toBe(202);
+      const last = delivery();
+      let answered = false;
+      const pending = post(url, last.body, last.headers).finally(() => (answered = true));
+      await sleep(300);
+      expect(answered).toBe(false);
+      // The target answers again: the backlog goes down and the waiting delivery is taken.
+      const release = setInterval(() => held.splice(0).forEach((answer) => answer()), 10);
+      try {
+        expect((await pending).status).toBe(202);
+        await l.waitFor(() => [...first, last].every((d) => forwardedIds(l).includes(d.id)), 20_000);
+      } finally {
+        clearInterval(release);
+      }
+      expect(new Set(slow.seen.map((r) => r.headers['x-marketplace-delivery'])).size).toBe(33);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('start-up says where it receives, where it forwards and what waits from an earlier run, then Ready once; a failed forward ends with the resend command', async () => {
     const l = await local();
     await fx.target.stop();

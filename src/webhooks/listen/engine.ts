@@ -8,6 +8,9 @@ import { Intake, type Arrival, type SecretSource, type Verdict } from './intake.
 import { startReceiver, type Receiver } from './receiver.js';
 import type { RetryPolicy } from './retry-policy.js';
 
+/** The longest a local delivery waits for the forward backlog to go down before it is taken. */
+const ADMIT_WAIT_MS = 1_000;
+
 /** Settings of the listen engine. */
 export interface EngineOptions {
   journal: DeliveryLog;
@@ -30,7 +33,10 @@ export interface EngineOptions {
   forwardTimeoutMs?: number;
   /** Forwards in flight at once. */
   concurrency?: number;
-  /** Deliveries waiting to be forwarded before the relay stream is paused. */
+  /**
+   * Deliveries waiting to be forwarded at which the relay stream pauses and local deliveries wait;
+   * default two per forward slot, at least 32.
+   */
   highWaterMark?: number;
   relayIdleTimeoutMs?: number;
   relayBackoffMs?: number;
@@ -56,6 +62,8 @@ export class ListenEngine {
    * forwarded. Cleared as soon as the relay tells us its position.
    */
   private historyBefore: number | undefined;
+  /** Local deliveries waiting for the backlog to go down. */
+  private readonly waiting = new Set<() => void>();
   /** Relay deliveries being taken (stop waits for them). */
   private readonly taking = new Set<Promise<unknown>>();
 
@@ -80,14 +88,34 @@ export class ListenEngine {
         resendHint: o.resendHint,
         emit: o.emit,
         drained: () => {
-          if (this.forwarder!.backlog < this.highWater / 2) this.relay?.resume();
+          if (this.forwarder!.backlog >= this.highWater / 2) return;
+          this.relay?.resume();
+          for (const admit of this.waiting) admit();
         },
       });
     }
   }
 
   private get highWater(): number {
-    return this.o.highWaterMark ?? 256;
+    return this.o.highWaterMark ?? Math.max(32, 2 * (this.o.concurrency ?? 8));
+  }
+
+  /**
+   * Resolves when a local delivery may be taken: at once, or (while the backlog is at its high-water
+   * mark) once it went down or ADMIT_WAIT_MS passed. A sender faster than the target is slowed down
+   * instead of queueing in memory; one that waits long is taken anyway (the journal holds it).
+   */
+  private admit(): Promise<void> | undefined {
+    if (!this.forwarder || this.forwarder.backlog < this.highWater || this.stopping) return undefined;
+    return new Promise((resolve) => {
+      const admit = () => {
+        clearTimeout(timer);
+        this.waiting.delete(admit);
+        resolve();
+      };
+      const timer = setTimeout(admit, ADMIT_WAIT_MS);
+      this.waiting.add(admit);
+    });
   }
 
   /** Starts the receiver and the relay; resolves once both are ready (the relay position known). */
@@ -97,6 +125,7 @@ export class ListenEngine {
         port: this.o.port,
         host: this.o.host,
         stopping: () => this.stopping,
+        admit: () => this.admit(),
         take: (arrival) => this.take(arrival),
       });
     }
@@ -218,6 +247,7 @@ export class ListenEngine {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    for (const admit of this.waiting) admit();
     this.relay?.stop();
     await this.receiver?.close();
     await Promise.all(this.taking);

@@ -43,14 +43,16 @@ export interface Receiver {
 
 /**
  * The local receiver on 127.0.0.1: any path, POST only, a loopback Host only. Each delivery is
- * answered after `take` settled it: 202 journaled, 200 duplicate, 401/400 refused, 503 when the
- * journal could not be written (the sender's retry is then taken as new).
+ * taken once `admit` lets it and answered after `take` settled it: 202 journaled, 200 duplicate,
+ * 401/400 refused, 503 when the journal could not be written (the sender's retry is then taken as new).
  */
 export async function startReceiver(input: {
   port: number;
   host?: string;
   take(arrival: Arrival): Promise<Verdict>;
   stopping(): boolean;
+  /** Resolves (or is undefined) when a delivery may be taken: the forward backlog has room. */
+  admit(): Promise<void> | undefined;
 }): Promise<Receiver> {
   let port = input.port;
   const answer = (res: http.ServerResponse, status: number, body: unknown) => {
@@ -69,8 +71,9 @@ export async function startReceiver(input: {
       res.setHeader('allow', 'POST');
       return answer(res, 405, { error: { code: 'method_not_allowed', message: 'Deliveries are POSTed.' } });
     }
-    if (input.stopping())
-      return answer(res, 503, { error: { code: 'shutting_down', message: 'mkt is stopping.' } });
+    const stopping = () =>
+      answer(res, 503, { error: { code: 'shutting_down', message: 'mkt is stopping.' } });
+    if (input.stopping()) return stopping();
     let body: Buffer;
     try {
       body = await readBody(req);
@@ -80,6 +83,9 @@ export async function startReceiver(input: {
         error: { code: 'payload_too_large', message: 'Deliveries are at most 1 MiB.' },
       });
     }
+    const admitted = input.admit();
+    if (admitted) await admitted;
+    if (input.stopping()) return stopping();
     const headers = deliveryHeaders(req.headers);
     const id = headers[HEADER.delivery] || `local_${randomBytes(8).toString('hex')}`;
     let verdict: Verdict;
