@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import { VERSION } from '../platform/version.js';
 
 /** Headers that belong to one hop and are never forwarded (RFC 9110 section 7.6.1), plus Host. */
@@ -54,7 +54,9 @@ const NO_ANSWER = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
  */
 export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forward {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const pool = new Pool(url.origin, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  let pool: Promise<Pool> | undefined;
+  const connect = async () =>
+    new (await import('undici')).Pool(url.origin, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   const path = `${url.pathname}${url.search}`;
   const added: Record<string, string> = { 'x-mkt-forwarded-by': `mkt/${VERSION}` };
   // Credentials in the URL (https://user:pass@host/hook) are sent as HTTP Basic, as node:http does.
@@ -64,12 +66,8 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
     const started = performance.now();
     const ms = () => Math.round((performance.now() - started) * 10) / 10;
     try {
-      const res = await pool.request({
-        path,
-        method: 'POST',
-        headers: { ...headers, ...added },
-        body,
-      });
+      const client = await (pool ??= connect());
+      const res = await client.request({ path, method: 'POST', headers: { ...headers, ...added }, body });
       await res.body.dump(); // the body is not needed; reading it frees the connection
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return { ok, status: res.statusCode, error: null, ms: ms() };
@@ -83,5 +81,5 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
       return { ok: false, status: null, error, ms: ms() };
     }
   };
-  return Object.assign(forward, { close: () => pool.close() });
+  return Object.assign(forward, { close: async () => (await pool)?.close() });
 }
