@@ -10,6 +10,14 @@ const SECRET_HEADERS = new Set([
   'set-cookie',
 ]);
 
+/** A URL as printed: a password in it (https://user:pass@host/) shown as `***`. */
+export function redactUrl(href: string): string {
+  const url = URL.canParse(href) ? new URL(href) : undefined;
+  if (!url?.password) return href;
+  url.password = '***';
+  return url.href;
+}
+
 /** Replaces every secret-looking value in free text. */
 function redactText(text: string): string {
   return text.replace(SECRET_VALUE, (_m, prefix: string) => `${prefix}[redacted]`);

@@ -16,10 +16,12 @@ export async function listDeliveries(
 ): Promise<{ dir: string; rows: DeliverySummary[] }> {
   const { journalDir, readJournal, summarize } = await import('./journal.js');
   const { dataDir } = await import('../platform/paths.js');
+  const { redactUrl } = await import('../api/redact.js');
   const dir = journalDir(dataDir(deps.env), input.appId);
   const rows = summarize(await readJournal(dir))
     .filter((d) => !input.event || d.event === input.event)
     .filter((d) => !input.status || d.status === input.status)
-    .slice(-input.limit);
+    .slice(-input.limit)
+    .map((d) => (d.forward_to ? { ...d, forward_to: redactUrl(d.forward_to) } : d));
   return { dir, rows };
 }

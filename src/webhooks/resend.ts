@@ -29,6 +29,7 @@ export async function resend(deps: Deps, input: ResendInput): Promise<ResendResu
   const { appendRecord, bodyBytes, journalDir, readJournal, receivedRecord, summarize } =
     await import('./journal.js');
   const { forwardTo } = await import('./forward.js');
+  const { redactUrl } = await import('../api/redact.js');
   const { lockHolder } = await import('../platform/lock-file.js');
   const { dataDir } = await import('../platform/paths.js');
   const { appId } = input;
@@ -95,7 +96,7 @@ export async function resend(deps: Deps, input: ResendInput): Promise<ResendResu
     results.push({
       id: summary.id,
       event: summary.event,
-      forward_to: url.href,
+      forward_to: redactUrl(url.href),
       ok: result.ok,
       response_status: result.status,
       error,

@@ -92,7 +92,7 @@ describe('webhooks listen under faults', () => {
     expect(accepted()).toEqual(sent.map((d) => d.id));
   });
 
-  it('a --forward-to URL with credentials reaches the target as HTTP Basic, exactly as given', async () => {
+  it('a --forward-to URL with credentials reaches the target as HTTP Basic (also on resend) and is never printed with its password', async () => {
     const target = new URL(fx.target.url);
     target.username = 'dev';
     target.password = 'p@ss:word';
@@ -104,9 +104,19 @@ describe('webhooks listen under faults', () => {
     const d = delivery();
     await post(String(l.lines.find((x) => x.type === 'ready')!.receiver), d.body, d.headers);
     await l.waitFor(() => forwardedIds(l).includes(d.id));
-    const got = fx.target.received.find((r) => r.headers['x-marketplace-delivery'] === d.id)!;
-    expect(got.headers.authorization).toBe(`Basic ${Buffer.from('dev:p@ss:word').toString('base64')}`);
-    expect(Buffer.compare(got.raw, d.body)).toBe(0);
+    l.child.kill('SIGINT');
+    await l.exit();
+    const resent = await runMkt(['webhooks', 'resend', d.id, '--json'], fx.dir);
+    expect(resent.code).toBe(0);
+    const basic = `Basic ${Buffer.from('dev:p@ss:word').toString('base64')}`;
+    const got = fx.target.received.filter((r) => r.headers['x-marketplace-delivery'] === d.id);
+    expect(got.map((r) => r.headers.authorization)).toEqual([basic, basic]);
+    expect(Buffer.compare(got[0]!.raw, d.body)).toBe(0);
+    const listed = await runMkt(['webhooks', 'deliveries', '--json'], fx.dir);
+    const printed = [JSON.stringify(l.lines), l.stderr(), resent.stdout, listed.stdout].join('\n');
+    expect(printed).toContain(`http://dev:***@127.0.0.1:${target.port}/webhooks`);
+    expect(printed).not.toContain(target.password);
+    expect(printed).not.toContain('p@ss:word');
   });
 
   it('a sender faster than the target waits at the high-water mark instead of queueing without bound', async () => {

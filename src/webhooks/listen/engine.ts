@@ -1,4 +1,5 @@
 import type { StreamResponse } from '../../api/transport.js';
+import { redactUrl } from '../../api/redact.js';
 import type { Clock } from '../../platform/clock.js';
 import { bodyBytes, type DeliveryLog } from '../journal.js';
 import { RelayConnection } from '../relay.js';
@@ -147,7 +148,7 @@ export class ListenEngine {
       type: 'ready',
       receiver: this.receiver?.url ?? null,
       relay: this.o.relay?.label ?? null,
-      forward_to: this.o.forwardTo?.href ?? null,
+      forward_to: this.o.forwardTo ? redactUrl(this.o.forwardTo.href) : null,
       resume_after: resumeAfter ?? null,
       position: this.o.relay ? (this.o.journal.lastSeq ?? null) : null,
       pending: pending.length,

@@ -33,6 +33,7 @@ export async function listen(deps: Deps, input: ListenInput): Promise<void> {
   const { fetchWebhookSecret, isExplicitSecret, resolveWebhookSecret } = await import('../secret.js');
   const { ListenEngine } = await import('./engine.js');
   const { accounts } = await import('../../credentials/accounts.js');
+  const { redactUrl } = await import('../../api/redact.js');
 
   if (input.relay && !(await deps.session.credential())) {
     throw new AuthError('not_logged_in', 'The relay stream needs a credential.', {
@@ -42,7 +43,7 @@ export async function listen(deps: Deps, input: ListenInput): Promise<void> {
   // One listener per journal: a second one would forward every delivery again.
   const dir = journalDir(dataDir(deps.env), appId);
   const lock = await JournalLock.acquire(dir, {
-    forwardTo: input.forwardTo?.href,
+    forwardTo: input.forwardTo && redactUrl(input.forwardTo.href),
     app: appId,
     warn: (message) => input.emit({ type: 'warning', message }),
   });
