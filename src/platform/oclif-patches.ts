@@ -1,7 +1,7 @@
 // Steps of oclif's, each replaced in the bundle (esbuild.config.js) by a function that returns the
-// same and falls back to the original wherever sameness is not certain; test/commands/
-// oclif-patches.test.ts checks them against ICU, ejs, ansis and string-width. Each is inlined with Function#toString, so
-// it uses nothing outside itself. Why: BENCHMARKS.md (start-up).
+// same and falls back to the original wherever sameness is not certain;
+// test/commands/oclif-patches.test.ts checks them against ICU, ejs, ansis and string-width. Each is
+// inlined with Function#toString, so it uses nothing outside itself. Why: BENCHMARKS.md (start-up).
 
 /**
  * A comparator with `a.localeCompare(b)`'s sign for command ids, without building ICU's collator
