@@ -1,5 +1,3 @@
-import { isUtf8 } from 'node:buffer';
-import { hash } from 'node:crypto';
 import { constants as fsConstants, fstatSync, statfsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,14 +24,6 @@ export interface ReceivedRecord {
   body_b64?: string;
   digest?: string;
   forward_to?: string;
-}
-
-/** The fields of a received record that hold `bytes`, exactly. */
-export function bodyFields(bytes: Buffer): Pick<ReceivedRecord, 'body' | 'body_b64' | 'digest'> {
-  const digest = hash('sha256', bytes, 'hex');
-  return isUtf8(bytes)
-    ? { body: bytes.toString('utf8'), digest }
-    : { body_b64: bytes.toString('base64'), digest };
 }
 
 /** The exact bytes of a received record's body. */
@@ -291,6 +281,28 @@ const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | (DSYNC ?? 0);
 const RESERVE_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;
 
+/** Records appended while a write is in progress: written together, settled together. */
+class Batch {
+  readonly records: JournalRecord[] = [];
+  text = '';
+  appends = 0;
+  done!: () => void;
+  fail!: (err: unknown) => void;
+  /** Settles when the batch is on disk (or failed): one promise for all its callers. */
+  readonly written = new Promise<void>((resolve, reject) => {
+    this.done = resolve;
+    this.fail = reject;
+  });
+
+  add(records: JournalRecord[]): void {
+    this.appends += 1;
+    for (const r of records) {
+      this.records.push(r);
+      this.text += `${JSON.stringify(r)}\n`;
+    }
+  }
+}
+
 /**
  * The delivery journal: append-only JSON Lines, each write on disk (O_DSYNC, or fdatasync) before it
  * resolves, records that arrive meanwhile sharing the next write (group commit), written over room
@@ -317,12 +329,8 @@ export class DeliveryLog {
   private allocated = 0;
   /** A failed write may have left part of its records up to here: the next write covers them. */
   private dirty = 0;
-  private queue: Array<{
-    records: JournalRecord[];
-    line: string;
-    done: () => void;
-    fail: (e: unknown) => void;
-  }> = [];
+  /** The records to write next, their lines, and the promise their callers wait on. */
+  private next: Batch | undefined;
   private writing: Promise<void> | undefined;
   /** Told when a record is queued while the writer waits for the next crowd. */
   private queued: (() => void) | undefined;
@@ -418,31 +426,26 @@ export class DeliveryLog {
    * appended later are written after these, in order.
    */
   append(...records: JournalRecord[]): Promise<void> {
-    let line = '';
-    for (const r of records) line += `${JSON.stringify(r)}\n`;
-    return new Promise((done, fail) => {
-      this.queue.push({ records, line, done, fail });
-      this.queued?.();
-      this.writing ??= this.drain();
-    });
+    const batch = (this.next ??= new Batch());
+    batch.add(records);
+    this.queued?.();
+    this.writing ??= this.drain();
+    return batch.written;
   }
 
   private async drain(): Promise<void> {
     await Promise.resolve(); // let `append` store this promise before the loop can finish
-    while (this.queue.length > 0) {
-      const batch = this.queue;
-      this.queue = [];
+    while (this.next) {
+      const batch = this.next;
+      this.next = undefined;
       // The resume point as of this batch (records appended while it is written are not in it).
       let seq = this.lastSeq;
-      for (const b of batch)
-        for (const r of b.records) {
-          if (r.t === 'position') seq = r.seq;
-          else if (r.t === 'received' && r.seq !== undefined && r.seq > (seq ?? -1)) seq = r.seq;
-        }
+      for (const r of batch.records) {
+        if (r.t === 'position') seq = r.seq;
+        else if (r.t === 'received' && r.seq !== undefined && r.seq > (seq ?? -1)) seq = r.seq;
+      }
       try {
-        let text = '';
-        for (const b of batch) text += b.line;
-        let data = Buffer.from(text);
+        let data = Buffer.from(batch.text);
         if (this.size > 0 && this.size + data.length > this.options.maxFileBytes) {
           await this.rotate();
           // Each file holds the resume point, so that it survives when old files are removed; it
@@ -453,18 +456,16 @@ export class DeliveryLog {
           }
         }
         await this.writeOut(data);
-        for (const b of batch) {
-          for (const r of b.records) this.apply(r);
-          b.done();
-        }
+        for (const r of batch.records) this.apply(r);
+        batch.done();
       } catch (err) {
         // ENOSPC, EIO, EROFS: nothing of the batch counts; what it wrote is covered by the next write.
-        for (const b of batch) b.fail(err);
+        batch.fail(err);
       }
       // Under load the callers of this batch come back at once with the next records (a sender's
       // next delivery, the outcome of a forward): a moment's wait lets them share the next sync
       // instead of each waiting for one in progress and then its own.
-      if (GATHER_MS > 0 && this.queue.length < batch.length) await this.gather(batch.length);
+      if (GATHER_MS > 0 && this.appended() < batch.appends) await this.gather(batch.appends);
     }
     this.writing = undefined;
   }
@@ -530,6 +531,11 @@ export class DeliveryLog {
     }
   }
 
+  /** How many appends wait for the next write. */
+  private appended(): number {
+    return this.next?.appends ?? 0;
+  }
+
   /** Waits until `count` appends are queued or GATHER_MS passed. */
   private gather(count: number): Promise<void> {
     return new Promise((resolve) => {
@@ -540,7 +546,7 @@ export class DeliveryLog {
       };
       const timer = setTimeout(done, GATHER_MS);
       this.queued = () => {
-        if (this.queue.length >= count) done();
+        if (this.appended() >= count) done();
       };
     });
   }

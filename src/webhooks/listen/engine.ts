@@ -135,7 +135,6 @@ export class ListenEngine {
       this.forwarder!.push({
         record,
         body: bodyBytes(record),
-        report: this.intake.report(record, 'valid'),
         started: this.o.clock.now(),
       });
     const resumeAfter = this.o.journal.lastSeq;

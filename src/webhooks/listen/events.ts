@@ -1,4 +1,5 @@
-import type { DeliverySource } from '../journal.js';
+import { HEADER } from '../../wire.js';
+import type { DeliverySource, ReceivedRecord } from '../journal.js';
 
 /** One delivery's outcome, as `listen` prints it (one line, or one JSON object with --json). */
 export interface DeliveryReport {
@@ -13,6 +14,28 @@ export interface DeliveryReport {
   attempts: number;
   reason: string | null;
   latency_ms: number | null;
+}
+
+/** The report of `record` at `time`, with `status` and no outcome yet. */
+export function deliveryReport(
+  record: ReceivedRecord,
+  time: string,
+  status: DeliveryReport['status'],
+  signature: DeliveryReport['signature'] = 'valid',
+): DeliveryReport {
+  return {
+    time,
+    id: record.id,
+    event: record.event ?? record.headers[HEADER.event] ?? null,
+    source: record.source,
+    seq: record.seq ?? null,
+    signature,
+    status,
+    response_status: null,
+    attempts: 0,
+    reason: null,
+    latency_ms: null,
+  };
 }
 
 /** What the listen engine reports; one renderer prints these (the engine never prints). */
@@ -33,6 +56,7 @@ export type ListenEvent =
     }
   | { type: 'connected'; after: number | null }
   | { type: 'reconnecting'; attempt: number; delay_ms: number; error: string }
+  /** Journaled, and not forwarded (no --forward-to): all that happens to it here. */
   | { type: 'verified'; report: DeliveryReport }
   | { type: 'refused'; report: DeliveryReport }
   | { type: 'duplicate'; report: DeliveryReport }

@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { forwardTo, type Forward, type ForwardResult } from '../forward.js';
 import type { DeliveryLog, ReceivedRecord, StatusRecord } from '../journal.js';
-import type { DeliveryReport, ListenEvent } from './events.js';
+import { deliveryReport, type ListenEvent } from './events.js';
 import { backoffMs, isRetryable, triesExhausted, type RetryPolicy } from './retry-policy.js';
 
 /** Settings of the forwarder. */
@@ -19,11 +19,10 @@ export interface ForwarderOptions {
   drained(): void;
 }
 
-/** A journaled delivery to forward: its record, its exact bytes, its report, when it arrived. */
+/** A journaled delivery to forward: its record, its exact bytes, when it arrived. */
 export interface Job {
   record: ReceivedRecord;
   body: Buffer;
-  report: DeliveryReport;
   started: number;
 }
 
@@ -134,48 +133,56 @@ export class Forwarder {
   }
 
   /** Journals the outcome, then reports it; the slot stays taken until it is on disk. */
-  private async settle(job: Job, attempts: number, result: ForwardResult): Promise<void> {
-    const { record, report } = job;
+  private settle(job: Job, attempts: number, result: ForwardResult): Promise<void> {
+    const { record } = job;
     const at = new Date(this.o.clock.now()).toISOString();
     const error = result.ok ? undefined : (result.error ?? `HTTP ${result.status}`);
+    const target = this.o.target.href;
     const status: StatusRecord = {
       t: 'status',
       id: record.id,
       at,
       status: result.ok ? 'forwarded' : 'failed',
       attempts,
-      ...(result.status !== null ? { response_status: result.status } : {}),
-      ...(error ? { error } : {}),
-      forward_to: this.o.target.href,
+      response_status: result.status ?? undefined,
+      error,
+      // Named when it is not the target the delivery was journaled for.
+      forward_to: record.forward_to === target ? undefined : target,
     };
-    // An outcome not on disk would make the next start forward the delivery again: keep trying.
+    const report = () => {
+      const r = deliveryReport(record, at, result.ok ? 'forwarded' : 'failed');
+      r.attempts = attempts;
+      r.response_status = result.status;
+      if (result.ok) {
+        r.latency_ms = Math.max(0, this.o.clock.now() - job.started);
+        this.o.emit({ type: 'forwarded', report: r });
+      } else {
+        r.reason = error ?? null;
+        this.o.emit({ type: 'forward_failed', report: r, resend: this.o.resendHint(record.id) });
+      }
+    };
+    return this.o.journal
+      .append(status)
+      .then(report, (err: Error) => this.keepWriting(status, err).then(report));
+  }
+
+  /** An outcome not on disk would make the next start forward the delivery again: keeps trying. */
+  private async keepWriting(status: StatusRecord, err: Error): Promise<void> {
+    this.o.emit({
+      type: 'warning',
+      message: `Journal: ${err.message}; the outcome of ${status.id} is written once it can be.`,
+    });
     for (let n = 1; ; n++) {
       try {
-        await this.o.journal.append(status);
-        break;
-      } catch (err) {
-        if (n === 1)
-          this.o.emit({
-            type: 'warning',
-            message: `Journal: ${(err as Error).message}; the outcome of ${record.id} is written once it can be.`,
-          });
-        try {
-          await this.o.clock.sleep(backoffMs(this.o.policy, n), this.stopping.signal);
-        } catch {
-          break;
-        }
+        await this.o.clock.sleep(backoffMs(this.o.policy, n), this.stopping.signal);
+      } catch {
+        return;
       }
-    }
-    const done = { ...report, attempts, response_status: result.status, time: at };
-    if (result.ok) {
-      const latency = Math.max(0, this.o.clock.now() - job.started);
-      this.o.emit({ type: 'forwarded', report: { ...done, status: 'forwarded', latency_ms: latency } });
-    } else {
-      this.o.emit({
-        type: 'forward_failed',
-        report: { ...done, status: 'failed', reason: error ?? null },
-        resend: this.o.resendHint(record.id),
-      });
+      try {
+        return await this.o.journal.append(status);
+      } catch {
+        // still full, or still failing
+      }
     }
   }
 

@@ -1,8 +1,10 @@
 import { HEADER } from '../../wire.js';
 import type { Clock } from '../../platform/clock.js';
-import { bodyFields, type DeliveryLog, type DeliverySource, type ReceivedRecord } from '../journal.js';
+import { isUtf8 } from 'node:buffer';
+import { hash } from 'node:crypto';
+import type { DeliveryLog, DeliverySource, ReceivedRecord, StatusRecord } from '../journal.js';
 import { checkDelivery, type CheckResult, type RefusalReason } from '../signature.js';
-import type { DeliveryReport, ListenEvent } from './events.js';
+import { deliveryReport, type DeliveryReport, type ListenEvent } from './events.js';
 import type { Job } from './forwarder.js';
 
 /** The signing secret in use, and (unless it was given explicitly) a way to read the current one. */
@@ -43,6 +45,36 @@ export type Verdict =
   | { status: 'duplicate' | 'filtered' | 'received' }
   | { status: 'pending'; forward: Job };
 
+const DUPLICATE: Verdict = { status: 'duplicate' };
+const FILTERED: Verdict = { status: 'filtered' };
+const RECEIVED: Verdict = { status: 'received' };
+
+/**
+ * The journal record of a delivery as it arrived: always the same fields in the same order (one
+ * shape for the engine); those left undefined are not written.
+ */
+function receivedRecord(
+  input: Arrival,
+  at: string,
+  event: string | undefined,
+  forwardTo: string | undefined,
+): ReceivedRecord {
+  const utf8 = isUtf8(input.body);
+  return {
+    t: 'received',
+    id: input.id,
+    at,
+    source: input.source,
+    seq: input.seq,
+    event,
+    headers: input.headers,
+    body: utf8 ? input.body.toString('utf8') : undefined,
+    body_b64: utf8 ? undefined : input.body.toString('base64'),
+    digest: hash('sha256', input.body, 'hex'),
+    forward_to: forwardTo,
+  };
+}
+
 const SIGNATURE_NAMES: Partial<Record<RefusalReason, DeliveryReport['signature']>> = {
   missing_signature: 'missing',
   malformed_signature: 'malformed',
@@ -65,53 +97,59 @@ export class Intake {
   take(input: Arrival): Promise<Verdict> {
     // The same id arriving again while it is being taken waits for the earlier one's outcome.
     const before = this.inflight.get(input.id);
-    const decide = () => this.decide(input);
-    const work = before ? before.then(decide, decide) : decide();
-    this.inflight.set(input.id, work);
     const forget = () => {
       if (this.inflight.get(input.id) === work) this.inflight.delete(input.id);
     };
-    work.then(forget, forget);
+    const work: Promise<Verdict> = (
+      before ? before.then(this.decider(input), this.decider(input)) : this.decide(input)
+    ).finally(forget);
+    this.inflight.set(input.id, work);
     return work;
   }
 
-  private async decide(input: Arrival): Promise<Verdict> {
-    const { journal, clock } = this.o;
-    const started = clock.now();
+  private decider(input: Arrival): () => Promise<Verdict> {
+    return () => this.decide(input);
+  }
+
+  private decide(input: Arrival): Promise<Verdict> {
+    const started = this.o.clock.now();
+    const check = this.check(input, started);
+    if (!check.ok && check.reason === 'bad_signature' && this.o.secret.fetch)
+      return this.decideAfterRefresh(input, started);
+    return this.conclude(input, started, check);
+  }
+
+  /** Perhaps the secret was rotated: reads the current one (rate-limited) and checks again. */
+  private async decideAfterRefresh(input: Arrival, started: number): Promise<Verdict> {
+    await this.refreshSecret();
+    return this.conclude(input, started, this.check(input, started));
+  }
+
+  private conclude(input: Arrival, started: number, check: CheckResult): Promise<Verdict> {
+    const { journal } = this.o;
     const at = new Date(started).toISOString();
-    const record: ReceivedRecord = {
-      t: 'received',
-      id: input.id,
-      at,
-      source: input.source,
-      ...(input.seq !== undefined ? { seq: input.seq } : {}),
-      headers: input.headers,
-      ...bodyFields(input.body),
-    };
-    let check = this.check(input, started);
-    if (!check.ok && check.reason === 'bad_signature' && this.o.secret.fetch) {
-      // Perhaps the secret was rotated: read the current one (rate-limited) and check again.
-      const used = this.o.secret.current;
-      await this.refreshSecret();
-      if (this.o.secret.current !== used) check = this.check(input, started);
-    }
-    if (check.envelope) record.event = check.envelope.event;
-    const report = this.report(record, check.ok ? 'valid' : (SIGNATURE_NAMES[check.reason] ?? 'valid'), at);
+    const record = receivedRecord(input, at, check.envelope?.event, this.o.forwardTo?.href);
     const known = journal.statusOf(input.id);
     const verified = known !== undefined && known !== 'refused';
     if (!check.ok) {
+      const report = deliveryReport(record, at, 'refused', SIGNATURE_NAMES[check.reason]);
+      report.reason = check.reason;
+      const verdict: Verdict = { status: 'refused', reason: check.reason, message: check.message };
       // Refused bytes stay in the journal for `resend` (which verifies again), unless the id
       // belongs to a verified delivery: a forgery of it is not worth keeping.
-      if (!verified)
-        await journal.append(record, {
-          t: 'status',
-          id: record.id,
-          at,
-          status: 'refused',
-          reason: check.reason,
-        });
-      this.o.emit({ type: 'refused', report: { ...report, status: 'refused', reason: check.reason } });
-      return { status: 'refused', reason: check.reason, message: check.message };
+      record.forward_to = undefined;
+      const status: StatusRecord = {
+        t: 'status',
+        id: record.id,
+        at,
+        status: 'refused',
+        reason: check.reason,
+      };
+      const written = verified ? Promise.resolve() : journal.append(record, status);
+      return written.then(() => {
+        this.o.emit({ type: 'refused', report });
+        return verdict;
+      });
     }
     const replayOf = journal.digestOf(record.digest!);
     const replayed =
@@ -120,24 +158,31 @@ export class Intake {
       Math.abs(started - replayOf.at) <= this.o.toleranceSeconds * 1000;
     if (verified || replayed) {
       if (input.seq !== undefined && input.seq > (journal.lastSeq ?? -1)) journal.lastSeq = input.seq;
-      const reason = replayed ? `same body as ${replayOf.id}` : null;
-      this.o.emit({ type: 'duplicate', report: { ...report, status: 'duplicate', reason } });
-      return { status: 'duplicate' };
+      const report = deliveryReport(record, at, 'duplicate');
+      report.reason = replayed ? `same body as ${replayOf.id}` : null;
+      this.o.emit({ type: 'duplicate', report });
+      return Promise.resolve(DUPLICATE);
     }
     const events = this.o.events;
     const history =
       input.historyBefore !== undefined && Date.parse(check.envelope.timestamp) < input.historyBefore;
     if (history || (events && events.size > 0 && !events.has(check.envelope.event))) {
       const reason = history ? 'history' : 'event_filter';
-      await journal.append(record, { t: 'status', id: record.id, at, status: 'filtered', reason });
-      this.o.emit({ type: 'filtered', report: { ...report, status: 'filtered', reason } });
-      return { status: 'filtered' };
+      record.forward_to = undefined;
+      const status: StatusRecord = { t: 'status', id: record.id, at, status: 'filtered', reason };
+      return journal.append(record, status).then(() => {
+        const report = deliveryReport(record, at, 'filtered');
+        report.reason = reason;
+        this.o.emit({ type: 'filtered', report });
+        return FILTERED;
+      });
     }
-    if (this.o.forwardTo) record.forward_to = this.o.forwardTo.href;
-    await journal.append(record);
-    this.o.emit({ type: 'verified', report });
-    if (!this.o.forwardTo) return { status: 'received' };
-    return { status: 'pending', forward: { record, body: input.body, report, started } };
+    return journal.append(record).then((): Verdict => {
+      // Journaled: forwarded next (the forwarder reports the outcome), or that is all.
+      if (this.o.forwardTo) return { status: 'pending', forward: { record, body: input.body, started } };
+      this.o.emit({ type: 'verified', report: deliveryReport(record, at, 'received') });
+      return RECEIVED;
+    });
   }
 
   /** Checks the bytes against the secret in use. */
@@ -170,26 +215,5 @@ export class Intake {
       this.lastRefresh = this.o.clock.now();
     });
     return this.refreshing;
-  }
-
-  /** A report of `record` for the events. */
-  report(
-    record: ReceivedRecord,
-    signature: DeliveryReport['signature'],
-    time = new Date(this.o.clock.now()).toISOString(),
-  ): DeliveryReport {
-    return {
-      time,
-      id: record.id,
-      event: record.event ?? record.headers[HEADER.event] ?? null,
-      source: record.source,
-      seq: record.seq ?? null,
-      signature,
-      status: 'received',
-      response_status: null,
-      attempts: 0,
-      reason: null,
-      latency_ms: null,
-    };
   }
 }

@@ -9,28 +9,27 @@ import type { Arrival, Verdict } from './intake.js';
 /** The largest delivery body the local receiver takes. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** The request body's bytes; rejects with "too_large" past MAX_BODY_BYTES (the rest is drained). */
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    let first: Buffer | undefined;
-    let chunks: Buffer[] | undefined;
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      const over = size > MAX_BODY_BYTES;
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) {
-        if (!first) first = chunk;
-        else (chunks ??= [first]).push(chunk);
-      } else if (!over) {
-        first = chunks = undefined; // the rest is read and dropped
-        reject(new Error('too_large'));
-      }
-    });
-    req.once('end', () => {
-      if (size <= MAX_BODY_BYTES) resolve(chunks ? Buffer.concat(chunks) : (first ?? Buffer.alloc(0)));
-    });
-    req.once('error', reject);
-    req.once('aborted', () => reject(new Error('aborted')));
+/**
+ * Reads the request body's bytes into `done`; past MAX_BODY_BYTES `done(undefined)` at once (the rest
+ * is drained), and nothing when the request is aborted.
+ */
+function readBody(req: http.IncomingMessage, done: (body: Buffer | undefined) => void): void {
+  let first: Buffer | undefined;
+  let chunks: Buffer[] | undefined;
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    const over = size > MAX_BODY_BYTES;
+    size += chunk.length;
+    if (size <= MAX_BODY_BYTES) {
+      if (!first) first = chunk;
+      else (chunks ??= [first]).push(chunk);
+    } else if (!over) {
+      first = chunks = undefined; // the rest is read and dropped
+      done(undefined);
+    }
+  });
+  req.on('end', () => {
+    if (size <= MAX_BODY_BYTES) done(chunks ? Buffer.concat(chunks) : (first ?? Buffer.alloc(0)));
   });
 }
 
@@ -65,43 +64,44 @@ export async function startReceiver(input: {
     ]);
     res.end(text);
   };
-  const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const stopping = (res: http.ServerResponse) =>
+    answer(res, 503, { error: { code: 'shutting_down', message: 'mkt is stopping.' } });
+  const take = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => {
+    if (input.stopping()) return stopping(res);
+    const headers = deliveryHeaders(req.headers);
+    const id = headers[HEADER.delivery] || `local_${randomBytes(8).toString('hex')}`;
+    input.take({ source: 'local', id, headers, body }).then(
+      (verdict) => {
+        if (verdict.status === 'refused') {
+          const status = verdict.reason.endsWith('signature') ? 401 : 400;
+          return answer(res, status, { error: { code: verdict.reason, message: verdict.message }, id });
+        }
+        answer(res, verdict.status === 'duplicate' ? 200 : 202, { id, status: verdict.status });
+      },
+      (err: Error) => {
+        res.setHeader('retry-after', '5');
+        answer(res, 503, { error: { code: 'journal_failed', message: err.message }, id });
+      },
+    );
+  };
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (!guardLocalHost(req, res, port)) return;
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST');
       return answer(res, 405, { error: { code: 'method_not_allowed', message: 'Deliveries are POSTed.' } });
     }
-    const stopping = () =>
-      answer(res, 503, { error: { code: 'shutting_down', message: 'mkt is stopping.' } });
-    if (input.stopping()) return stopping();
-    let body: Buffer;
-    try {
-      body = await readBody(req);
-    } catch (err) {
-      if ((err as Error).message !== 'too_large') return;
-      return answer(res, 413, {
-        error: { code: 'payload_too_large', message: 'Deliveries are at most 1 MiB.' },
-      });
-    }
-    const admitted = input.admit();
-    if (admitted) await admitted;
-    if (input.stopping()) return stopping();
-    const headers = deliveryHeaders(req.headers);
-    const id = headers[HEADER.delivery] || `local_${randomBytes(8).toString('hex')}`;
-    let verdict: Verdict;
-    try {
-      verdict = await input.take({ source: 'local', id, headers, body });
-    } catch (err) {
-      res.setHeader('retry-after', '5');
-      return answer(res, 503, { error: { code: 'journal_failed', message: (err as Error).message }, id });
-    }
-    if (verdict.status === 'refused') {
-      const status = verdict.reason.endsWith('signature') ? 401 : 400;
-      return answer(res, status, { error: { code: verdict.reason, message: verdict.message }, id });
-    }
-    answer(res, verdict.status === 'duplicate' ? 200 : 202, { id, status: verdict.status });
+    if (input.stopping()) return stopping(res);
+    readBody(req, (body) => {
+      if (!body)
+        return answer(res, 413, {
+          error: { code: 'payload_too_large', message: 'Deliveries are at most 1 MiB.' },
+        });
+      const admitted = input.admit();
+      if (admitted) void admitted.then(() => take(req, res, body));
+      else take(req, res, body);
+    });
   };
-  const server = http.createServer((req, res) => void handle(req, res));
+  const server = http.createServer(handle);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -12,7 +12,6 @@ export function listenRenderer(
 ): { render(event: ListenEvent): void; flush(): void } {
   let batch = '';
   let history = 0;
-  let forwarding = false;
   const flush = () => {
     if (batch) out.data(batch);
     batch = '';
@@ -38,7 +37,6 @@ export function listenRenderer(
         out.info(`(signing secret from ${e.source})`);
         return;
       case 'ready': {
-        forwarding = e.forward_to !== null;
         const where = [
           e.relay
             ? `the relay stream of ${options.appId}${e.resume_after !== null ? ` (resuming after #${e.resume_after})` : e.position !== null ? ` (new deliveries after #${e.position})` : ''}`
@@ -101,9 +99,6 @@ export function listenRenderer(
               'Older relay deliveries (before this first run) are journaled, not forwarded: mkt webhooks deliveries --status filtered',
             ),
           );
-        return;
-      case 'verified':
-        if (!forwarding) data(line(e.report));
         return;
       case 'forward_failed':
         data(`${line(e.report)}  retry: ${e.resend}`);
