@@ -21,3 +21,15 @@ export const systemClock: Clock = {
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
 };
+
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/** `new Date(ms).toISOString()`, remembered for the last millisecond asked (a busy listener asks many times a ms). */
+export function isoTime(ms: number): string {
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
+}

@@ -22,7 +22,8 @@ export function deliveryHeaders(
   headers: Record<string, string | string[] | undefined>,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) {
+  for (const k in headers) {
+    const v = headers[k];
     const name = k.toLowerCase();
     if (v === undefined || HOP_BY_HOP.has(name)) continue;
     out[name] = Array.isArray(v) ? v.join(', ') : v;

@@ -1,4 +1,4 @@
-import { constants as fsConstants, fstatSync, statfsSync } from 'node:fs';
+import { constants as fsConstants, fstatSync, statfsSync, write } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -95,25 +95,35 @@ const INDEX_CAP = 20_000;
  * ring of keys: finding the oldest through the Map's own iterator would step over every entry
  * deleted before it, which grows with each one forgotten.
  */
-class BoundedMap<K, V> extends Map<K, V> {
+class BoundedMap<K, V> {
+  private readonly map = new Map<K, V>();
   private readonly order: K[] = [];
   private oldest = 0;
 
-  constructor(private readonly cap: number) {
-    super();
+  constructor(private readonly cap: number) {}
+
+  get(key: K): V | undefined {
+    return this.map.get(key);
   }
 
-  override set(key: K, value: V): this {
-    const size = this.size;
-    super.set(key, value);
-    if (this.size === size) return this; // an update: the key keeps its place
+  has(key: K): boolean {
+    return this.map.has(key);
+  }
+
+  delete(key: K): void {
+    this.map.delete(key);
+  }
+
+  set(key: K, value: V): void {
+    const size = this.map.size;
+    this.map.set(key, value);
+    if (this.map.size === size) return; // an update: the key keeps its place
     if (this.order.length < this.cap) this.order.push(key);
     else {
-      this.delete(this.order[this.oldest]!);
+      this.map.delete(this.order[this.oldest]!);
       this.order[this.oldest] = key;
       this.oldest = (this.oldest + 1) % this.cap;
     }
-    return this;
   }
 }
 
@@ -159,6 +169,15 @@ function parseLines(text: string, onBad: () => void): JournalRecord[] {
   return records;
 }
 
+/** One write(2) of `bytes` from `offset` at `position`: fs.write, as a FileHandle write costs more. */
+function writeAt(fd: number, bytes: Buffer, offset: number, position: number | null): Promise<number> {
+  return new Promise((resolve, reject) =>
+    write(fd, bytes, offset, bytes.length - offset, position, (err, written) =>
+      err ? reject(err) : resolve(written),
+    ),
+  );
+}
+
 /**
  * Writes all of `bytes` at `position` (or where the descriptor appends); how many reached the disk,
  * and what stopped it.
@@ -172,7 +191,7 @@ async function writeAll(
   try {
     while (n < bytes.length) {
       const at = position === null ? null : position + n;
-      n += (await handle.write(bytes, n, bytes.length - n, at)).bytesWritten;
+      n += await writeAt(handle.fd, bytes, n, at);
     }
     if (DSYNC === undefined) await handle.datasync();
     return { bytes: n };
@@ -318,7 +337,7 @@ export class DeliveryLog {
   lastSeq: number | undefined;
   private readonly statuses = new BoundedMap<string, DeliveryStatus>(INDEX_CAP);
   private readonly pendingRecords = new Map<string, ReceivedRecord>();
-  private readonly digests = new BoundedMap<string, { id: string; at: string }>(INDEX_CAP);
+  private readonly digests = new BoundedMap<string, { id: string; at: number }>(INDEX_CAP);
   private handle: FileHandle | undefined;
   /** The same file, appending: what grows the file goes after anything another writer appended. */
   private appender: FileHandle | undefined;
@@ -393,9 +412,9 @@ export class DeliveryLog {
       if (known !== undefined && known !== 'refused') return;
       this.statuses.set(r.id, 'received');
       this.pendingRecords.set(r.id, r);
-      if (r.digest) this.digests.set(r.digest, { id: r.id, at: r.at });
+      if (r.digest) this.digests.set(r.digest, { id: r.id, at: Date.parse(r.at) });
     } else {
-      if (!this.statuses.has(r.id) && r.status === 'received') return;
+      if (r.status === 'received' && !this.statuses.has(r.id)) return;
       this.statuses.set(r.id, r.status);
       const record = this.pendingRecords.get(r.id);
       // The digest of bytes that did not verify proves nothing about later deliveries.
@@ -406,8 +425,7 @@ export class DeliveryLog {
 
   /** The delivery journaled with these body bytes (SHA-256 hex), and when it arrived. */
   digestOf(digest: string): { id: string; at: number } | undefined {
-    const known = this.digests.get(digest);
-    return known && { id: known.id, at: Date.parse(known.at) };
+    return this.digests.get(digest);
   }
 
   /** The recorded state of a delivery id, or undefined when it has not been seen (recently). */

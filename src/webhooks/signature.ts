@@ -13,11 +13,16 @@ let lastKey: { secret: string; key: KeyObject } | undefined;
 
 /** True when `header` is a well-formed signature of `body` under `secret`, compared in constant time. */
 export function verifySignature(secret: string, body: string | Buffer, header: string | undefined): boolean {
-  if (!header || !SIGNATURE_PATTERN.test(header.trim())) return false;
-  const given = Buffer.from(header.trim().slice('sha256='.length).toLowerCase(), 'hex');
+  const value = header?.trim();
+  return !!value && SIGNATURE_PATTERN.test(value) && signs(secret, body, value);
+}
+
+/** True when the well-formed signature `value` is the HMAC of `body` under `secret`. */
+function signs(secret: string, body: string | Buffer, value: string): boolean {
+  const given = Buffer.from(value.slice('sha256='.length), 'hex');
   if (lastKey?.secret !== secret) lastKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
   const expected = createHmac('sha256', lastKey.key).update(body).digest();
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return timingSafeEqual(given, expected);
 }
 
 /** A parsed webhook envelope `{event, timestamp, data}`. */
@@ -85,17 +90,17 @@ export function checkDelivery(input: {
   now: number;
   toleranceSeconds?: number;
 }): CheckResult {
-  const { signature } = input;
-  if (!signature)
+  if (!input.signature)
     return { ok: false, reason: 'missing_signature', message: 'No X-Marketplace-Signature header.' };
-  if (!SIGNATURE_PATTERN.test(signature.trim())) {
+  const signature = input.signature.trim();
+  if (!SIGNATURE_PATTERN.test(signature)) {
     return {
       ok: false,
       reason: 'malformed_signature',
       message: 'The signature header is not "sha256=" followed by 64 hex digits.',
     };
   }
-  if (!verifySignature(input.secret, input.body, signature)) {
+  if (!signs(input.secret, input.body, signature)) {
     return {
       ok: false,
       reason: 'bad_signature',

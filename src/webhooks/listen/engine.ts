@@ -4,8 +4,8 @@ import type { Clock } from '../../platform/clock.js';
 import { bodyBytes, type DeliveryLog } from '../journal.js';
 import { RelayConnection } from '../relay.js';
 import type { ListenEvent } from './events.js';
-import { Forwarder } from './forwarder.js';
-import { Intake, type Arrival, type SecretSource, type Verdict } from './intake.js';
+import { Forwarder, type Job } from './forwarder.js';
+import { Intake, type SecretSource } from './intake.js';
 import { startReceiver, type Receiver } from './receiver.js';
 import type { RetryPolicy } from './retry-policy.js';
 
@@ -76,6 +76,7 @@ export class ListenEngine {
       toleranceSeconds: o.toleranceSeconds,
       events: o.events,
       forwardTo: o.forwardTo,
+      forward: o.forwardTo ? (job) => this.forward(job) : undefined,
       emit: o.emit,
     });
     if (o.forwardTo) {
@@ -127,7 +128,7 @@ export class ListenEngine {
         host: this.o.host,
         stopping: () => this.stopping,
         admit: () => this.admit(),
-        take: (arrival) => this.take(arrival),
+        take: (arrival) => this.intake.take(arrival),
       });
     }
     const pending = this.forwarder ? this.o.journal.pending() : [];
@@ -155,14 +156,10 @@ export class ListenEngine {
     });
   }
 
-  /** Intake, then the forwarder's queue. */
-  private async take(arrival: Arrival): Promise<Verdict> {
-    const verdict = await this.intake.take(arrival);
-    if (verdict.status === 'pending') {
-      this.forwarder!.push(verdict.forward);
-      if (this.forwarder!.backlog >= this.highWater) this.relay?.pause();
-    }
-    return verdict;
+  /** Queues a journaled delivery; the relay pauses while the backlog is at its high-water mark. */
+  private forward(job: Job): void {
+    this.forwarder!.push(job);
+    if (this.forwarder!.backlog >= this.highWater) this.relay?.pause();
   }
 
   private startRelay(relay: NonNullable<EngineOptions['relay']>): Promise<void> {
@@ -184,21 +181,23 @@ export class ListenEngine {
         },
         {
           delivery: (d) => {
-            const taken = this.take({
-              source: 'relay',
-              seq: d.seq,
-              id: d.id,
-              headers: d.headers,
-              body: Buffer.from(d.body, 'utf8'),
-              historyBefore: this.historyBefore,
-            }).then(ready, (err: Error) => {
-              // Not journaled, so not counted: the relay replays it after a reconnect.
-              this.o.emit({
-                type: 'warning',
-                message: `Delivery ${d.id}: ${err.message}; reconnecting to get it again.`,
+            const taken = this.intake
+              .take({
+                source: 'relay',
+                seq: d.seq,
+                id: d.id,
+                headers: d.headers,
+                body: Buffer.from(d.body, 'utf8'),
+                historyBefore: this.historyBefore,
+              })
+              .then(ready, (err: Error) => {
+                // Not journaled, so not counted: the relay replays it after a reconnect.
+                this.o.emit({
+                  type: 'warning',
+                  message: `Delivery ${d.id}: ${err.message}; reconnecting to get it again.`,
+                });
+                this.relay?.reconnect(`the journal could not take ${d.id}`);
               });
-              this.relay?.reconnect(`the journal could not take ${d.id}`);
-            });
             this.taking.add(taken);
             void taken.finally(() => this.taking.delete(taken));
           },

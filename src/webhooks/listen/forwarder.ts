@@ -1,4 +1,4 @@
-import type { Clock } from '../../platform/clock.js';
+import { isoTime, type Clock } from '../../platform/clock.js';
 import { forwardTo, type Forward, type ForwardResult } from '../forward.js';
 import type { DeliveryLog, ReceivedRecord, StatusRecord } from '../journal.js';
 import { deliveryReport, type ListenEvent } from './events.js';
@@ -57,25 +57,28 @@ export class Forwarder {
 
   private pump(): void {
     while (!this.stopping.signal.aborted && this.active < this.o.concurrency && this.queue.length > 0) {
-      const job = this.queue.shift()!;
       this.active += 1;
-      void this.run(job).finally(() => {
-        this.active -= 1;
-        this.o.drained();
-        if (this.active === 0) {
-          for (const r of this.idle) r();
-          this.idle.clear();
-        }
-        this.pump();
-      });
+      void this.run(this.queue.shift()!);
     }
   }
 
+  /** A slot is free again: its delivery's outcome is on disk, or listen is stopping. */
+  private release(): void {
+    this.active -= 1;
+    this.o.drained();
+    if (this.active === 0) {
+      for (const r of this.idle) r();
+      this.idle.clear();
+    }
+    this.pump();
+  }
+
+  /** Forwards `job` until it is settled; its slot is released once the outcome is on disk. */
   private async run(job: Job): Promise<void> {
     const { policy, clock } = this.o;
     let attempts = 0;
     for (;;) {
-      if (this.stopping.signal.aborted) return; // stays "received": forwarded on the next start
+      if (this.stopping.signal.aborted) return this.release(); // stays "received": forwarded on the next start
       if (this.down && this.down.probe !== job) {
         if (this.down.probe) {
           await new Promise<void>((r) => this.up.add(r));
@@ -108,7 +111,7 @@ export class Forwarder {
       try {
         await clock.sleep(delay, this.stopping.signal);
       } catch {
-        return;
+        return this.release();
       }
     }
   }
@@ -132,10 +135,10 @@ export class Forwarder {
     for (const r of waiting) r();
   }
 
-  /** Journals the outcome, then reports it; the slot stays taken until it is on disk. */
-  private settle(job: Job, attempts: number, result: ForwardResult): Promise<void> {
+  /** Journals the outcome, then reports it and releases the slot. */
+  private settle(job: Job, attempts: number, result: ForwardResult): void {
     const { record } = job;
-    const at = new Date(this.o.clock.now()).toISOString();
+    const at = isoTime(this.o.clock.now());
     const error = result.ok ? undefined : (result.error ?? `HTTP ${result.status}`);
     const target = this.o.target.href;
     const status: StatusRecord = {
@@ -160,8 +163,9 @@ export class Forwarder {
         r.reason = error ?? null;
         this.o.emit({ type: 'forward_failed', report: r, resend: this.o.resendHint(record.id) });
       }
+      this.release();
     };
-    return this.o.journal
+    void this.o.journal
       .append(status)
       .then(report, (err: Error) => this.keepWriting(status, err).then(report));
   }

@@ -1,8 +1,8 @@
 import { HEADER } from '../../wire.js';
-import type { Clock } from '../../platform/clock.js';
+import { isoTime, type Clock } from '../../platform/clock.js';
 import { isUtf8 } from 'node:buffer';
 import { hash } from 'node:crypto';
-import type { DeliveryLog, DeliverySource, ReceivedRecord, StatusRecord } from '../journal.js';
+import type { DeliveryLog, DeliverySource, JournalRecord, ReceivedRecord } from '../journal.js';
 import { checkDelivery, type CheckResult, type RefusalReason } from '../signature.js';
 import { deliveryReport, type DeliveryReport, type ListenEvent } from './events.js';
 import type { Job } from './forwarder.js';
@@ -25,6 +25,8 @@ export interface IntakeOptions {
   secretRefreshMs?: number;
   events?: Set<string>;
   forwardTo?: URL;
+  /** Given each delivery journaled for forwarding (with --forward-to), before its verdict. */
+  forward?(job: Job): void;
   emit(event: ListenEvent): void;
 }
 
@@ -39,15 +41,15 @@ export interface Arrival {
   historyBefore?: number;
 }
 
-/** What became of one delivery; `forward` is set when it was journaled for forwarding. */
+/** What became of one delivery: `pending` when it was journaled and handed to `forward`. */
 export type Verdict =
   | { status: 'refused'; reason: RefusalReason; message: string }
-  | { status: 'duplicate' | 'filtered' | 'received' }
-  | { status: 'pending'; forward: Job };
+  | { status: 'duplicate' | 'filtered' | 'received' | 'pending' };
 
 const DUPLICATE: Verdict = { status: 'duplicate' };
 const FILTERED: Verdict = { status: 'filtered' };
 const RECEIVED: Verdict = { status: 'received' };
+const PENDING: Verdict = { status: 'pending' };
 
 /**
  * The journal record of a delivery as it arrived: always the same fields in the same order (one
@@ -87,7 +89,7 @@ const SIGNATURE_NAMES: Partial<Record<RefusalReason, DeliveryReport['signature']
  * is never remembered, and a verified body replayed under a new id inside the window is a duplicate.
  */
 export class Intake {
-  private readonly inflight = new Map<string, Promise<Verdict>>();
+  private readonly inflight = new Map<string, { arrival: Arrival; verdict: Promise<Verdict> }>();
   private refreshing: Promise<void> | undefined;
   private lastRefresh = Number.NEGATIVE_INFINITY;
 
@@ -97,18 +99,20 @@ export class Intake {
   take(input: Arrival): Promise<Verdict> {
     // The same id arriving again while it is being taken waits for the earlier one's outcome.
     const before = this.inflight.get(input.id);
-    const forget = () => {
-      if (this.inflight.get(input.id) === work) this.inflight.delete(input.id);
-    };
-    const work: Promise<Verdict> = (
-      before ? before.then(this.decider(input), this.decider(input)) : this.decide(input)
-    ).finally(forget);
-    this.inflight.set(input.id, work);
-    return work;
+    const verdict = before
+      ? before.verdict.then(this.decider(input), this.decider(input))
+      : this.decide(input);
+    this.inflight.set(input.id, { arrival: input, verdict });
+    return verdict;
   }
 
   private decider(input: Arrival): () => Promise<Verdict> {
     return () => this.decide(input);
+  }
+
+  /** Called once the outcome of `input` is known (and on disk): a later arrival of its id is decided anew. */
+  private release(input: Arrival): void {
+    if (this.inflight.get(input.id)?.arrival === input) this.inflight.delete(input.id);
   }
 
   private decide(input: Arrival): Promise<Verdict> {
@@ -125,31 +129,50 @@ export class Intake {
     return this.conclude(input, started, this.check(input, started));
   }
 
+  /** Journals what `decision` says, then settles it; the id is released either way. */
   private conclude(input: Arrival, started: number, check: CheckResult): Promise<Verdict> {
-    const { journal } = this.o;
-    const at = new Date(started).toISOString();
+    const { write, settle } = this.decision(input, started, check);
+    if (!write) {
+      this.release(input);
+      return Promise.resolve(settle());
+    }
+    return this.o.journal.append(...write).then(
+      () => {
+        this.release(input);
+        return settle();
+      },
+      (err: unknown) => {
+        this.release(input);
+        throw err;
+      },
+    );
+  }
+
+  /** What to journal for a checked delivery, and what to report once that is on disk. */
+  private decision(
+    input: Arrival,
+    started: number,
+    check: CheckResult,
+  ): { write?: JournalRecord[]; settle(): Verdict } {
+    const { journal, emit } = this.o;
+    const at = isoTime(started);
     const record = receivedRecord(input, at, check.envelope?.event, this.o.forwardTo?.href);
     const known = journal.statusOf(input.id);
     const verified = known !== undefined && known !== 'refused';
     if (!check.ok) {
-      const report = deliveryReport(record, at, 'refused', SIGNATURE_NAMES[check.reason]);
-      report.reason = check.reason;
-      const verdict: Verdict = { status: 'refused', reason: check.reason, message: check.message };
-      // Refused bytes stay in the journal for `resend` (which verifies again), unless the id
-      // belongs to a verified delivery: a forgery of it is not worth keeping.
+      const { reason, message } = check;
       record.forward_to = undefined;
-      const status: StatusRecord = {
-        t: 'status',
-        id: record.id,
-        at,
-        status: 'refused',
-        reason: check.reason,
+      return {
+        // Refused bytes stay in the journal for `resend` (which verifies again), unless the id
+        // belongs to a verified delivery: a forgery of it is not worth keeping.
+        write: verified ? undefined : [record, { t: 'status', id: record.id, at, status: 'refused', reason }],
+        settle: () => {
+          const report = deliveryReport(record, at, 'refused', SIGNATURE_NAMES[reason]);
+          report.reason = reason;
+          emit({ type: 'refused', report });
+          return { status: 'refused', reason, message };
+        },
       };
-      const written = verified ? Promise.resolve() : journal.append(record, status);
-      return written.then(() => {
-        this.o.emit({ type: 'refused', report });
-        return verdict;
-      });
     }
     const replayOf = journal.digestOf(record.digest!);
     const replayed =
@@ -158,10 +181,14 @@ export class Intake {
       Math.abs(started - replayOf.at) <= this.o.toleranceSeconds * 1000;
     if (verified || replayed) {
       if (input.seq !== undefined && input.seq > (journal.lastSeq ?? -1)) journal.lastSeq = input.seq;
-      const report = deliveryReport(record, at, 'duplicate');
-      report.reason = replayed ? `same body as ${replayOf.id}` : null;
-      this.o.emit({ type: 'duplicate', report });
-      return Promise.resolve(DUPLICATE);
+      return {
+        settle: () => {
+          const report = deliveryReport(record, at, 'duplicate');
+          report.reason = replayed ? `same body as ${replayOf.id}` : null;
+          emit({ type: 'duplicate', report });
+          return DUPLICATE;
+        },
+      };
     }
     const events = this.o.events;
     const history =
@@ -169,20 +196,28 @@ export class Intake {
     if (history || (events && events.size > 0 && !events.has(check.envelope.event))) {
       const reason = history ? 'history' : 'event_filter';
       record.forward_to = undefined;
-      const status: StatusRecord = { t: 'status', id: record.id, at, status: 'filtered', reason };
-      return journal.append(record, status).then(() => {
-        const report = deliveryReport(record, at, 'filtered');
-        report.reason = reason;
-        this.o.emit({ type: 'filtered', report });
-        return FILTERED;
-      });
+      return {
+        write: [record, { t: 'status', id: record.id, at, status: 'filtered', reason }],
+        settle: () => {
+          const report = deliveryReport(record, at, 'filtered');
+          report.reason = reason;
+          emit({ type: 'filtered', report });
+          return FILTERED;
+        },
+      };
     }
-    return journal.append(record).then((): Verdict => {
-      // Journaled: forwarded next (the forwarder reports the outcome), or that is all.
-      if (this.o.forwardTo) return { status: 'pending', forward: { record, body: input.body, started } };
-      this.o.emit({ type: 'verified', report: deliveryReport(record, at, 'received') });
-      return RECEIVED;
-    });
+    return {
+      write: [record],
+      settle: () => {
+        // Journaled: forwarded next (the forwarder reports the outcome), or that is all.
+        if (this.o.forward) {
+          this.o.forward({ record, body: input.body, started });
+          return PENDING;
+        }
+        emit({ type: 'verified', report: deliveryReport(record, at, 'received') });
+        return RECEIVED;
+      },
+    };
   }
 
   /** Checks the bytes against the secret in use. */
