@@ -101,13 +101,20 @@ export class Intake {
     const before = this.inflight.get(input.id);
     const verdict = before
       ? before.verdict.then(this.decider(input), this.decider(input))
-      : this.decide(input);
+      : this.decider(input)();
     this.inflight.set(input.id, { arrival: input, verdict });
     return verdict;
   }
 
+  /** `decide(input)`, a rejected promise should it throw. */
   private decider(input: Arrival): () => Promise<Verdict> {
-    return () => this.decide(input);
+    return () => {
+      try {
+        return this.decide(input);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    };
   }
 
   /** Called once the outcome of `input` is known (and on disk): a later arrival of its id is decided anew. */
