@@ -52,7 +52,7 @@ const NO_ANSWER = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
  * POSTs the exact bytes with the original headers to `url`; a 2xx answer is success. It never
  * rejects: a refused connection, a reset or no answer within `timeoutMs` is an error result. Through
  * undici's pool and its dispatch handler (the answer's body is dropped as it comes, never buffered
- * or streamed): a third of the CPU of node:http's client per forward (bench/listen.js).
+ * or streamed): under half the CPU of node:http's client per forward (BENCHMARKS.md).
  */
 export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forward {
   const timeoutMs = options.timeoutMs ?? 10_000;

@@ -99,9 +99,8 @@ export class Intake {
   take(input: Arrival): Promise<Verdict> {
     // The same id arriving again while it is being taken waits for the earlier one's outcome.
     const before = this.inflight.get(input.id);
-    const verdict = before
-      ? before.verdict.then(this.decider(input), this.decider(input))
-      : this.decider(input)();
+    const decide = this.decider(input);
+    const verdict = before ? before.verdict.then(decide, decide) : decide();
     this.inflight.set(input.id, { arrival: input, verdict });
     return verdict;
   }
