@@ -1,6 +1,9 @@
 import { constants as fsConstants, fstatSync, statfsSync, write } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { HEADER } from '../wire.js';
+import { IdTable } from './id-table.js';
+import { signatureKey } from './signature.js';
 
 /** Where a delivery came from: the marketplace relay stream or the local HTTP receiver. */
 export type DeliverySource = 'relay' | 'local';
@@ -10,7 +13,7 @@ export type DeliveryStatus = 'received' | 'forwarded' | 'failed' | 'refused' | '
 
 /**
  * A journal line recording a delivery as it arrived: the exact body (as text when its bytes are
- * UTF-8, else `body_b64`), its headers and the SHA-256 of the bytes (replays under a new id).
+ * UTF-8, else `body_b64`) and its headers (their signature tells a replay under a new id).
  */
 export interface ReceivedRecord {
   t: 'received';
@@ -22,7 +25,6 @@ export interface ReceivedRecord {
   headers: Record<string, string>;
   body?: string;
   body_b64?: string;
-  digest?: string;
   forward_to?: string;
 }
 
@@ -336,8 +338,9 @@ export class DeliveryLog {
    */
   lastSeq: number | undefined;
   private readonly statuses = new BoundedMap<string, DeliveryStatus>(INDEX_CAP);
-  private readonly pendingRecords = new Map<string, ReceivedRecord>();
-  private readonly digests = new BoundedMap<string, { id: string; at: number }>(INDEX_CAP);
+  private readonly pendingRecords = new IdTable<ReceivedRecord>();
+  /** Verified deliveries by the signature of their body (`signatureKey`), and when they arrived. */
+  private readonly signed = new BoundedMap<string, { id: string; at: string }>(INDEX_CAP);
   private handle: FileHandle | undefined;
   /** The same file, appending: what grows the file goes after anything another writer appended. */
   private appender: FileHandle | undefined;
@@ -412,20 +415,26 @@ export class DeliveryLog {
       if (known !== undefined && known !== 'refused') return;
       this.statuses.set(r.id, 'received');
       this.pendingRecords.set(r.id, r);
-      if (r.digest) this.digests.set(r.digest, { id: r.id, at: Date.parse(r.at) });
+      // The first delivery of a body keeps its place: a later copy is a replay or a forgery.
+      const signature = r.headers[HEADER.signature];
+      const key = signature && signatureKey(signature);
+      if (key && !this.signed.has(key)) this.signed.set(key, { id: r.id, at: r.at });
     } else {
       if (r.status === 'received' && !this.statuses.has(r.id)) return;
       this.statuses.set(r.id, r.status);
-      const record = this.pendingRecords.get(r.id);
-      // The digest of bytes that did not verify proves nothing about later deliveries.
-      if (r.status === 'refused' && record?.digest) this.digests.delete(record.digest);
-      if (r.status !== 'received') this.pendingRecords.delete(r.id);
+      if (r.status === 'received') return;
+      const signature = this.pendingRecords.get(r.id)?.headers[HEADER.signature];
+      this.pendingRecords.delete(r.id);
+      if (r.status !== 'refused' || !signature) return;
+      // Bytes that did not verify prove nothing about later deliveries.
+      const key = signatureKey(signature);
+      if (this.signed.get(key)?.id === r.id) this.signed.delete(key);
     }
   }
 
-  /** The delivery journaled with these body bytes (SHA-256 hex), and when it arrived. */
-  digestOf(digest: string): { id: string; at: number } | undefined {
-    return this.digests.get(digest);
+  /** The verified delivery journaled with the body this signature header signs, and when it arrived. */
+  signedBy(signature: string): { id: string; at: string } | undefined {
+    return this.signed.get(signatureKey(signature));
   }
 
   /** The recorded state of a delivery id, or undefined when it has not been seen (recently). */
@@ -435,12 +444,12 @@ export class DeliveryLog {
 
   /** Deliveries recorded as received that were neither forwarded nor given up (e.g. after a crash). */
   pending(): ReceivedRecord[] {
-    return [...this.pendingRecords.values()];
+    return this.pendingRecords.values();
   }
 
   /**
    * Appends records; resolves once they are on disk. The in-memory state (statusOf, lastSeq,
-   * digestOf) changes only then: a record that could not be written is not remembered. Records
+   * signedBy) changes only then: a record that could not be written is not remembered. Records
    * appended later are written after these, in order.
    */
   append(...records: JournalRecord[]): Promise<void> {

@@ -8,6 +8,14 @@ export function signBody(secret: string, body: string | Buffer): string {
   return `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex')}`;
 }
 
+/**
+ * The HMAC of a well-formed signature header as lowercase hex: every copy of one signed body carries
+ * it (a replay key), and only the secret's holder can make it for another body.
+ */
+export function signatureKey(header: string): string {
+  return header.trim().slice('sha256='.length).toLowerCase();
+}
+
 /** The key of the secret last verified with: listen verifies every delivery with the same one. */
 let lastKey: { secret: string; key: KeyObject } | undefined;
 

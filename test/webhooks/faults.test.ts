@@ -242,6 +242,19 @@ describe('webhooks listen under faults', () => {
     expect(fx.target.received.map((r) => r.raw)).toEqual([raw, raw]);
   });
 
+  it('a forgery that copies a genuine signature does not lift the genuine body’s replay protection', async () => {
+    const l = await local();
+    const genuine = delivery();
+    expect((await post(l.url, genuine.body, genuine.headers)).status).toBe(202);
+    const copied = { ...headersFor('dlv_forged_copy', envelope()) };
+    copied['x-marketplace-signature'] = genuine.headers['x-marketplace-signature'];
+    expect((await post(l.url, envelope(), copied)).status).toBe(401);
+    const replay = await post(l.url, genuine.body, headersFor('dlv_replayed_after_forgery', genuine.body));
+    expect(JSON.parse(replay.body)).toMatchObject({ status: 'duplicate' });
+    await l.waitFor(() => forwardedIds(l).includes(genuine.id));
+    expect(accepted()).toEqual([genuine.id]);
+  });
+
   it('the same signed body re-posted under a new delivery id inside the window is not forwarded again', async () => {
     const l = await local();
     const first = delivery();
@@ -252,6 +265,14 @@ describe('webhooks listen under faults', () => {
     const next = delivery();
     await post(l.url, next.body, next.headers);
     await l.waitFor(() => forwardedIds(l).includes(next.id));
+    // After a restart, from the journal; the signature's hex in capitals is the same signature.
+    l.child.kill('SIGINT');
+    await l.exit();
+    const again = await local();
+    const upper = { ...headersFor('dlv_replayed_2', first.body) };
+    upper['x-marketplace-signature'] = `sha256=${upper['x-marketplace-signature'].slice(7).toUpperCase()}`;
+    const replay2 = await post(again.url, first.body, upper);
+    expect(JSON.parse(replay2.body)).toMatchObject({ status: 'duplicate' });
     expect(accepted()).toEqual([first.id, next.id]);
   });
 

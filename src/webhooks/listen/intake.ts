@@ -1,7 +1,7 @@
 import { HEADER } from '../../wire.js';
 import { isoTime, type Clock } from '../../platform/clock.js';
 import { isUtf8 } from 'node:buffer';
-import { hash } from 'node:crypto';
+import { IdTable } from '../id-table.js';
 import type { DeliveryLog, DeliverySource, JournalRecord, ReceivedRecord } from '../journal.js';
 import { checkDelivery, type CheckResult, type RefusalReason } from '../signature.js';
 import { deliveryReport, type DeliveryReport, type ListenEvent } from './events.js';
@@ -72,7 +72,6 @@ function receivedRecord(
     headers: input.headers,
     body: utf8 ? input.body.toString('utf8') : undefined,
     body_b64: utf8 ? undefined : input.body.toString('base64'),
-    digest: hash('sha256', input.body, 'hex'),
     forward_to: forwardTo,
   };
 }
@@ -89,7 +88,7 @@ const SIGNATURE_NAMES: Partial<Record<RefusalReason, DeliveryReport['signature']
  * is never remembered, and a verified body replayed under a new id inside the window is a duplicate.
  */
 export class Intake {
-  private readonly inflight = new Map<string, { arrival: Arrival; verdict: Promise<Verdict> }>();
+  private readonly inflight = new IdTable<{ arrival: Arrival; verdict: Promise<Verdict> }>();
   private refreshing: Promise<void> | undefined;
   private lastRefresh = Number.NEGATIVE_INFINITY;
 
@@ -180,11 +179,11 @@ export class Intake {
         },
       };
     }
-    const replayOf = journal.digestOf(record.digest!);
+    const replayOf = journal.signedBy(input.headers[HEADER.signature]!);
     const replayed =
       replayOf !== undefined &&
       replayOf.id !== input.id &&
-      Math.abs(started - replayOf.at) <= this.o.toleranceSeconds * 1000;
+      Math.abs(started - Date.parse(replayOf.at)) <= this.o.toleranceSeconds * 1000;
     if (verified || replayed) {
       if (input.seq !== undefined && input.seq > (journal.lastSeq ?? -1)) journal.lastSeq = input.seq;
       return {
