@@ -246,8 +246,10 @@ describe('webhooks listen under faults', () => {
     const l = await local();
     const genuine = delivery();
     expect((await post(l.url, genuine.body, genuine.headers)).status).toBe(202);
-    const copied = { ...headersFor('dlv_forged_copy', envelope()) };
-    copied['x-marketplace-signature'] = genuine.headers['x-marketplace-signature'];
+    const copied = {
+      ...headersFor('dlv_forged_copy', envelope()),
+      'x-marketplace-signature': genuine.headers['x-marketplace-signature']!,
+    };
     expect((await post(l.url, envelope(), copied)).status).toBe(401);
     const replay = await post(l.url, genuine.body, headersFor('dlv_replayed_after_forgery', genuine.body));
     expect(JSON.parse(replay.body)).toMatchObject({ status: 'duplicate' });
