@@ -147,6 +147,19 @@ describe('DeliveryLog', () => {
     await log.close();
   });
 
+  it('gives pending deliveries back in arrival order, also ids that look like numbers', async () => {
+    const jdir = join(dir.path, 'order');
+    const log = await DeliveryLog.open(jdir);
+    for (const [n, id] of ['10', 'dlv_a', '2', '#2', '__proto__'].entries())
+      await log.append(received(id, n));
+    await log.append({ t: 'status', id: 'dlv_a', at: new Date().toISOString(), status: 'forwarded' });
+    expect(log.pending().map((r) => r.id)).toEqual(['10', '2', '#2', '__proto__']);
+    await log.close();
+    const reopened = await DeliveryLog.open(jdir);
+    expect(reopened.pending().map((r) => r.id)).toEqual(['10', '2', '#2', '__proto__']);
+    await reopened.close();
+  });
+
   it('drops a torn record in the reserved room and writes over it', async () => {
     const jdir = join(dir.path, 'torn-room');
     await mkdir(jdir);
