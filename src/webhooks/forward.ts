@@ -57,10 +57,23 @@ const NO_ANSWER = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forward {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const path = `${url.pathname}${url.search}`;
-  const added: Record<string, string> = { 'x-mkt-forwarded-by': `mkt/${VERSION}` };
+  const added = new Map([['x-mkt-forwarded-by', `mkt/${VERSION}`]]);
   // Credentials in the URL (https://user:pass@host/hook) are sent as HTTP Basic, as node:http does.
   if (url.username || url.password)
-    added.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+    added.set(
+      'authorization',
+      `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`,
+    );
+  const addedList = [...added].flat();
+  /**
+   * The delivery's headers and ours (which replace any of the same name), as a flat [name, value, …]
+   * list: undici takes it ~3 µs a forward cheaper than an object (BENCHMARKS.md).
+   */
+  const headerList = (headers: Record<string, string>): string[] => {
+    const list: string[] = [];
+    for (const name in headers) if (!added.has(name)) list.push(name, headers[name]!);
+    return list.concat(addedList);
+  };
   const dispatch = (client: Pool, body: Buffer, headers: Record<string, string>) =>
     new Promise<ForwardResult>((resolve) => {
       const started = performance.now();
@@ -68,7 +81,7 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
       let status = 0;
       // undici's own handler interface (pinned version): its client calls these directly.
       client.dispatch(
-        { path, method: 'POST', headers: { ...headers, ...added }, body },
+        { path, method: 'POST', headers: headerList(headers), body },
         {
           onConnect() {},
           onHeaders(statusCode) {

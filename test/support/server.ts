@@ -6,6 +6,8 @@ export interface Seen {
   method: string;
   url: string;
   headers: IncomingMessage['headers'];
+  /** The header lines as sent, names and values in turn (a name sent twice is there twice). */
+  rawHeaders: string[];
   body: string;
   /** The body's bytes. */
   raw: Buffer;
@@ -45,6 +47,7 @@ export async function startServer(
         method: req.method ?? '',
         url: req.url ?? '',
         headers: req.headers,
+        rawHeaders: req.rawHeaders,
         body: raw.toString(),
         raw,
       };

@@ -242,6 +242,31 @@ describe('webhooks listen under faults', () => {
     expect(fx.target.received.map((r) => r.raw)).toEqual([raw, raw]);
   });
 
+  it('forwards the delivery’s headers once each, and the credentials of --forward-to in place of its own Authorization', async () => {
+    const target = new URL(fx.target.url);
+    target.username = 'dev';
+    target.password = 'p@ss';
+    const l = spawnListen(['--no-relay', '--forward-to', target.href], fx.dir, {
+      MKT_WEBHOOK_SECRET: SECRET,
+    });
+    fx.running.push(l);
+    await l.waitFor((lines) => lines.some((x) => x.type === 'ready'));
+    const url = String(l.lines.find((x) => x.type === 'ready')!.receiver);
+    const d = delivery();
+    const headers = { ...d.headers, authorization: 'Bearer sender-token', 'x-custom': 'kept' };
+    expect((await post(url, d.body, headers)).status).toBe(202);
+    await l.waitFor(() => forwardedIds(l).includes(d.id));
+    const names = fx.target.received[0]!.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
+    expect(names.filter((n) => n === 'authorization')).toHaveLength(1);
+    expect(fx.target.received[0]!.headers).toMatchObject({
+      authorization: `Basic ${Buffer.from('dev:p@ss').toString('base64')}`,
+      'x-custom': 'kept',
+      'x-marketplace-delivery': d.id,
+      'x-mkt-forwarded-by': expect.stringMatching(/^mkt\//),
+    });
+    expect(new Set(names).size).toBe(names.length);
+  });
+
   it('a forgery that copies a genuine signature does not lift the genuine body’s replay protection', async () => {
     const l = await local();
     const genuine = delivery();
