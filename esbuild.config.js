@@ -99,7 +99,7 @@ const bundle = await build({
   bundle: true,
   format: 'cjs',
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   // Loaded on demand from node_modules as before (docs/CONTRIBUTING.md: heavy modules).
   external: [
     ...['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici', 'typescript'],
@@ -203,7 +203,7 @@ await build({
   bundle: true,
   format: 'cjs',
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   define: { MKT_BUNDLE_HASH: JSON.stringify(hash) },
   logLevel: 'warning',
 });
@@ -216,7 +216,7 @@ await build({
   bundle: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   logLevel: 'warning',
   banner: {
     js: "import { createRequire as __mktCreateRequire } from 'node:module';\nconst require = __mktCreateRequire(import.meta.url);",

@@ -25,6 +25,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 npm ci --no-audit --no-fund
+# mkt needs Node.js 22.13 or newer; the machine's own may be older. The project's pinned Node (the
+# `node` dev dependency, from the npm registry) goes first on the PATH, as `npm run` does.
+export PATH="$PWD/node_modules/.bin:$PATH"
+echo "Node.js $(node --version) from $(command -v node)"
 # Node 22 and 24 for test/package (the binary inside the registry's package; kept apart so that
 # their `node` never shadows this one on the PATH of npm scripts).
 npm ci --prefix test/package/node-versions --no-audit --no-fund
