@@ -103,6 +103,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   }
 
+  /** The command's flags by name, global ones included (for "Did you mean --feature?"). */
+  private flagNames(): string[] {
+    return Object.keys({ ...this.ctor.flags, ...(this.ctor as typeof BaseCommand).baseFlags });
+  }
+
   protected override async catch(
     err: Error & { exitCode?: number; oclif?: { exit?: number } },
   ): Promise<unknown> {
@@ -111,13 +116,16 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // A command that stopped cleanly on Ctrl-C or SIGTERM has said so: only the exit code is left.
     if (err === this.stopRequest?.signal.reason) return this.exit((err as MktError).exitCode);
     const json = this.jsonEnabled();
-    const error = reportError(isParseError(err) ? new UsageError(parseErrorMessage(err.message)) : err, {
-      json,
-      verbose: this.flags?.verbose,
-      stdout: process.stdout,
-      stderr: process.stderr,
-      env: process.env,
-    });
+    const error = reportError(
+      isParseError(err) ? new UsageError(parseErrorMessage(err.message, this.flagNames())) : err,
+      {
+        json,
+        verbose: this.flags?.verbose,
+        stdout: process.stdout,
+        stderr: process.stderr,
+        env: process.env,
+      },
+    );
     if (!json && isParseError(err))
       process.stderr.write(`  See: mkt ${this.id?.replace(/:/g, ' ') ?? ''} --help\n`);
     process.exitCode = error.exitCode;

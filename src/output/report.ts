@@ -35,7 +35,8 @@ export function reportError(
     );
     return error;
   }
-  if (PLAIN.has(error.code)) {
+  // A check that said no is an answer, not a failure of mkt: its reason alone.
+  if (PLAIN.has(error.code) || error instanceof CheckFailedError) {
     io.stderr.write(`${error.message}\n`);
     return error;
   }

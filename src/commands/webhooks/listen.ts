@@ -69,7 +69,7 @@ and \`mkt webhooks resend\` work beside it.`;
     const deps = await this.deps();
     const f = this.flags;
     const { EVENT_NAMES } = await import('../../simulator/events.js');
-    const { resolveAppId } = await import('../../apps/resolve.js');
+    const { optionalAppId, resolveAppId } = await import('../../apps/resolve.js');
     const { listen } = await import('../../webhooks/listen/index.js');
     const { listenRenderer } = await import('../../webhooks/listen/render.js');
     const { DEFAULT_RETRY_POLICY } = await import('../../webhooks/listen/retry-policy.js');
@@ -101,7 +101,7 @@ and \`mkt webhooks resend\` work beside it.`;
     }
     const appId = f.relay
       ? await resolveAppId(deps, { app: f.app })
-      : (f.app ?? (await deps.config.get(deps.profile, 'app')));
+      : await optionalAppId(deps, { app: f.app });
     const renderer = listenRenderer(deps.out, { json: deps.json, appId });
     try {
       await listen(deps, {
