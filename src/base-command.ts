@@ -1,6 +1,7 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { createDeps, type Deps } from './deps.js';
 import { InterruptedError, MktError, TerminatedError, UsageError } from './errors.js';
+import { jsonText } from './output/output.js';
 import { parseErrorMessage } from './output/parse-error.js';
 import { reportError } from './output/report.js';
 
@@ -98,9 +99,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return this.builtDeps;
   }
 
-  /** --json output: plain, stable JSON on stdout. */
+  /** --json output: what run() returned, as plain, stable JSON on stdout (jsonText). */
   public override logJson(json: unknown): void {
-    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+    process.stdout.write(jsonText(json));
   }
 
   /** The command's flags by name, global ones included (for "Did you mean --feature?"). */

@@ -112,7 +112,22 @@ export class Session implements AuthSource {
 
   async credential(): Promise<ResolvedCredential | null> {
     const { env } = this.deps;
-    if (env.MKT_ACCESS_TOKEN) return { kind: 'token', secret: env.MKT_ACCESS_TOKEN, source: 'env' };
+    if (env.MKT_ACCESS_TOKEN) {
+      // A value no HTTP header can carry (a captured table, a line break) is a bad credential.
+      if (!/^[\x21-\x7e]+$/.test(env.MKT_ACCESS_TOKEN)) {
+        throw new AuthError(
+          'malformed_token',
+          'MKT_ACCESS_TOKEN is not an access token: it holds spaces, line breaks or other characters a token never has.',
+          {
+            hints: [
+              'T=$(mkt simulator authorize --user usr_…)   (prints the access token alone)',
+              'unset MKT_ACCESS_TOKEN',
+            ],
+          },
+        );
+      }
+      return { kind: 'token', secret: env.MKT_ACCESS_TOKEN, source: 'env' };
+    }
     if (env.MKT_API_KEY) {
       const kind = apiKeyKind(env.MKT_API_KEY);
       if (!kind)

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { CheckFailedError, toMktError, type MktError } from '../errors.js';
-import { colorFor } from './output.js';
+import { colorFor, jsonText } from './output.js';
 
 /** Ends that are the person's own doing: said plainly, without "Error:". */
 const PLAIN = new Set(['declined', 'interrupted', 'terminated']);
@@ -25,14 +25,12 @@ export function reportError(
   const bug = error.code === 'internal';
   if (bug && (io.verbose || io.env.DEBUG)) io.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
   if (io.json && error instanceof CheckFailedError && error.document !== undefined) {
-    io.stdout.write(`${JSON.stringify(error.document, null, 2)}\n`);
+    io.stdout.write(jsonText(error.document));
     io.stderr.write(`${error.message}\n`);
     return error;
   }
   if (io.json) {
-    io.stdout.write(
-      `${JSON.stringify({ error: { code: error.code, message: error.message, hints: error.hints } }, null, 2)}\n`,
-    );
+    io.stdout.write(jsonText({ error: { code: error.code, message: error.message, hints: error.hints } }));
     return error;
   }
   // A check that said no is an answer, not a failure of mkt: its reason alone.
