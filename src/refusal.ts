@@ -10,6 +10,8 @@ export interface RefusalInput {
   credential: { kind: 'token' | 'test_key' | 'live_key'; source: string } | null;
   /** The request URL's path (`/api/v1/apps/app_1/plans`, `…/entitlements`). */
   path: string;
+  /** The user a request named (`?user_id=`), if any. */
+  user?: string;
   /** The global flags a hint repeats (` --profile staging`), or ''. */
   flags: string;
 }
@@ -42,7 +44,7 @@ export function refusal(input: RefusalInput): MktError {
     return new AuthError(code, `Not allowed: ${message}`, {
       hints: [
         `mkt entitlements${flags}   (your own entitlement)`,
-        `mkt keys create --mode test${flags}   (then MKT_API_KEY=<that key> mkt entitlements --user usr_…)`,
+        `mkt keys create --mode test${flags}   (then MKT_API_KEY=<that key> mkt entitlements --user ${input.user ?? 'usr_…'})`,
       ],
     });
   }

@@ -291,6 +291,7 @@ export class ApiClient {
       challengeScope: /scope="([^"\s]+)/.exec(challenge)?.[1],
       credential,
       path: url?.pathname ?? '',
+      user: url?.searchParams.get('user_id') ?? undefined,
       flags: this.hintFlags(),
     });
   }

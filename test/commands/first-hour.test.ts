@@ -15,7 +15,14 @@ describe('the object a command acts on is positional', () => {
     const get = await ctx.mkt(['apps', 'get', app, '--json']);
     expect(get.code, get.stderr).toBe(0);
     expect(JSON.parse(get.stdout).id).toBe(app);
-    const update = await ctx.mkt(['apps', 'update', app, '--embed-url', 'https://acme.example/embed', '--json']);
+    const update = await ctx.mkt([
+      'apps',
+      'update',
+      app,
+      '--embed-url',
+      'https://acme.example/embed',
+      '--json',
+    ]);
     expect(update.code, update.stderr).toBe(0);
     expect(JSON.parse(update.stdout).embed_url).toBe('https://acme.example/embed');
     expect((await ctx.mkt(['apps', 'get', '--app', app, '--json'])).code).toBe(0);
