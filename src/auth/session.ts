@@ -62,7 +62,7 @@ function parseStoredKey(raw: string): StoredKey {
 
 export interface SessionDeps {
   env: Record<string, string | undefined>;
-  store: CredentialStore & { resolve?(): Promise<CredentialStore> };
+  store: CredentialStore & { resolve?(): Promise<CredentialStore>; kindOf?(account: string): string };
   profile: string;
   clock: Clock;
   /** The site in use: a stored token or key is only ever sent to the site it belongs to. */
@@ -137,7 +137,8 @@ export class Session implements AuthSource {
     const key = await this.storedKey();
     if (key) {
       const kind = apiKeyKind(key.key);
-      if (kind && this.keyForThisSite(key)) return { kind, secret: key.key, source: await this.storeKind() };
+      if (kind && this.keyForThisSite(key))
+        return { kind, secret: key.key, source: await this.storeKind(accounts.apiKey(this.deps.profile)) };
     }
     let token = await this.storedToken();
     if (!token || !this.forThisSite(token)) return null;
@@ -196,9 +197,10 @@ export class Session implements AuthSource {
     return !site || !siteUrl || siteUrl.replace(/\/+$/, '') === site.replace(/\/+$/, '');
   }
 
-  /** Where the credential store keeps things: keychain or file. */
-  private async storeKind(): Promise<string> {
-    return (await this.deps.store.resolve?.())?.kind ?? this.deps.store.kind;
+  /** Where the credential store keeps `account`: keychain or file. */
+  private async storeKind(account: string): Promise<string> {
+    const kind = (await this.deps.store.resolve?.())?.kind ?? this.deps.store.kind;
+    return this.deps.store.kindOf?.(account) ?? kind;
   }
 
   private justRefreshed(accessToken: string): boolean {
@@ -213,7 +215,12 @@ export class Session implements AuthSource {
   }
 
   private async asCredential(token: StoredToken): Promise<ResolvedCredential> {
-    return { kind: 'token', secret: token.access_token, source: await this.storeKind(), token };
+    return {
+      kind: 'token',
+      secret: token.access_token,
+      source: await this.storeKind(accounts.oauth(this.deps.profile)),
+      token,
+    };
   }
 
   /**
