@@ -9,6 +9,7 @@ import { UsageError } from './errors.js';
 import { Output } from './output/output.js';
 import { configDir } from './platform/paths.js';
 import { userAgent } from './platform/version.js';
+import { siteUrl as checkedSiteUrl } from './urls.js';
 
 /** Where the sandbox listens by default, and so the site used when nothing else is set. */
 
@@ -66,7 +67,7 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     const stored = await config.get(profile, 'site-url');
     [siteUrl, siteUrlSource] = stored ? [stored, 'profile'] : [DEFAULT_SITE_URL, 'default'];
   }
-  siteUrl = checkSiteUrl(siteUrl, siteUrlSource);
+  siteUrl = checkedSiteUrl(siteUrl, ` (from ${siteUrlSource})`);
   const hintFlags = [
     siteUrlSource === 'flag' ? `--site-url ${siteUrl}` : '',
     input.profile ? `--profile ${profile}` : '',
@@ -132,19 +133,4 @@ export function describeSiteSource(source: Deps['siteUrlSource'], profile: strin
     profile: `profile "${profile}"`,
     default: 'the default, the local sandbox',
   }[source];
-}
-
-function checkSiteUrl(value: string, source: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(
-      `The site URL "${value}" (from ${source}) is not a URL; expected http(s)://host[:port].`,
-    );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`The site URL "${value}" (from ${source}) must start with http:// or https://.`);
-  }
-  return url.origin + url.pathname.replace(/\/+$/, '');
 }

@@ -2,6 +2,7 @@ import { HEADER } from '../wire.js';
 import { ApiError, AuthError, MktError, RateLimitError, UnreachableError } from '../errors.js';
 import type { Clock } from '../platform/clock.js';
 import { notFound, refusal } from '../refusal.js';
+import { isLoopback } from '../urls.js';
 import { Pacer, limitFor } from './pacer.js';
 import { redactBody, redactHeaders } from './redact.js';
 import {
@@ -265,7 +266,7 @@ export class ApiClient {
 
   /** Cannot reach the site: says where its URL came from, and for a local address the sandbox to start. */
   private unreachable(err: UnreachableError, url: URL): UnreachableError {
-    const local = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+    const local = isLoopback(url);
     const port = url.port || (url.protocol === 'https:' ? '443' : '80');
     const from = this.options.siteSource
       ? ` (the site URL ${this.siteUrl} comes from ${this.options.siteSource})`

@@ -123,3 +123,25 @@ describe('piped output is the data alone', () => {
     expect(JSON.parse(json.stdout).user_id).toBe(ada());
   });
 });
+
+describe('one rule for the URLs users type', () => {
+  it('--forward-to localhost:PORT/path means http:// in resend as in listen; the same refusal everywhere', async () => {
+    // resend takes a bare host:port as listen does (it once read "localhost:" as the URL's scheme).
+    const resend = await ctx.mkt(['webhooks', 'resend', 'dlv_none', '--forward-to', 'localhost:3000/hooks']);
+    expect(resend.stderr).not.toContain('is not a URL');
+    expect(resend.stderr).toContain('dlv_none');
+    for (const argv of [
+      ['webhooks', 'listen', '--forward-to', 'ftp://example.test/x'],
+      ['webhooks', 'resend', 'dlv_1', '--forward-to', 'ftp://example.test/x'],
+      ['apps', 'update', '--webhook-url', 'ftp://example.test/x'],
+      ['apps', 'update', '--embed-url', 'ftp://example.test/x'],
+    ]) {
+      const res = await ctx.mkt(argv);
+      expect(res.code, argv.join(' ')).toBe(2);
+      expect(res.stderr).toContain('"ftp://example.test/x" must start with http:// or https://.');
+    }
+    const site = await ctx.mkt(['whoami'], { MKT_SITE_URL: 'ftp://example.test' });
+    expect(site.code).toBe(2);
+    expect(site.stderr).toContain('"ftp://example.test" (from env) must start with http:// or https://.');
+  });
+});

@@ -82,7 +82,11 @@ describe('words a command does not take, and commands a topic does not have', ()
   });
 
   it('no hint repeats the failing line, and a guess never gets words it does not take', async () => {
-    for (const argv of [['apps', 'lsit', 'foo'], ['whoami', 'extra'], ['apps', 'frobnicate', 'x']]) {
+    for (const argv of [
+      ['apps', 'lsit', 'foo'],
+      ['whoami', 'extra'],
+      ['apps', 'frobnicate', 'x'],
+    ]) {
       const res = await runMkt([...argv, '--json'], dir.path);
       const hints: string[] = JSON.parse(res.stdout).error.hints;
       expect(hints).not.toContain(['mkt', ...argv, '--json'].join(' '));

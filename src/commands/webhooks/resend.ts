@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { optionalAppId } from '../../apps/resolve.js';
+import { checkUrl } from '../../urls.js';
 import { BaseCommand } from '../../base-command.js';
 import { MktError, UsageError } from '../../errors.js';
 import { flags } from '../../flags.js';
@@ -40,7 +41,8 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
       appId,
       id: this.args.id,
       allFailed: this.flags.status === 'failed',
-      forwardTo: this.flags['forward-to'],
+      forwardTo:
+        this.flags['forward-to'] && checkUrl(this.flags['forward-to'], 'forward', '--forward-to').href,
       secretEnv: this.flags['secret-env'],
     });
     const failed = results.filter((r) => !r.ok);
