@@ -9,6 +9,14 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0]
 } else {
   // Node 22 and later also keep these few files compiled (src/boot.ts caches the bundle).
   require('node:module').enableCompileCache?.();
-  const oclif = require('../dist/oclif.js');
+  let oclif;
+  try {
+    oclif = require('../dist/oclif.js');
+  } catch (err) {
+    // A clone that was never built: one sentence and the command that builds it, not a Node stack.
+    if (err.code !== 'MODULE_NOT_FOUND' || !/dist[\\/]oclif\.js/.test(String(err.message))) throw err;
+    process.stderr.write('Error: mkt is not built yet in this folder.\n  Try: npm run build\n');
+    process.exit(1);
+  }
   oclif.execute({ dir: require('node:path').join(__dirname, '..') });
 }

@@ -56,6 +56,12 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
   if (!/^[A-Za-z0-9_.-]+$/.test(profile)) {
     throw new UsageError(`Profile names use letters, digits, ".", "_" and "-"; "${profile}" does not.`);
   }
+  const timeout = env.MKT_HTTP_TIMEOUT;
+  if (timeout !== undefined && timeout !== '' && !(Number(timeout) > 0 && Number.isFinite(Number(timeout)))) {
+    throw new UsageError(`MKT_HTTP_TIMEOUT must be a number of seconds above 0, not "${timeout}".`, {
+      code: 'invalid_timeout',
+    });
+  }
   const dir = configDir(env);
   await checkConfigDir(dir, (message) => out.warn(message));
   const config = new ConfigStore(dir);

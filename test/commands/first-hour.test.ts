@@ -145,3 +145,44 @@ describe('one rule for the URLs users type', () => {
     expect(site.stderr).toContain('"ftp://example.test" (from env) must start with http:// or https://.');
   });
 });
+
+describe('small traps', () => {
+  it('MKT_HTTP_TIMEOUT that is not a number is a usage error, not silently ignored', async () => {
+    const res = await ctx.mkt(['whoami'], { MKT_HTTP_TIMEOUT: 'abc' });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('MKT_HTTP_TIMEOUT must be a number of seconds above 0, not "abc".');
+  });
+
+  it('plans update P --price keeps the plan’s currency', async () => {
+    const res = await ctx.mkt(['plans', 'update', 'pro-monthly', '--price', '12.50', '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    const plan = JSON.parse(res.stdout);
+    expect(plan.price.currency).toBeTruthy();
+    const free = await ctx.mkt(['plans', 'update', 'free', '--price', '3']);
+    expect(free.code).toBe(2);
+    expect(free.stderr).toContain('add --currency');
+  });
+
+  it('trigger --dry-run does not show the developer as the user the real send would not go to', async () => {
+    const res = await ctx.mkt(['trigger', 'subscription.cancelled', '--dry-run', '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout).envelope.data.user_id).not.toBe(seed().developer.id);
+  });
+
+  it('an unbuilt clone says to build, without a Node stack', async () => {
+    const clone = await tempDir();
+    try {
+      const { copyFile, mkdir } = await import('node:fs/promises');
+      const { join } = await import('node:path');
+      const { MKT_BIN } = await import('../support/cli.js');
+      await mkdir(join(clone.path, 'bin'));
+      await copyFile(MKT_BIN, join(clone.path, 'bin', 'run.js'));
+      await copyFile(join(MKT_BIN, '..', 'package.json'), join(clone.path, 'bin', 'package.json'));
+      const res = await runMkt(['whoami'], clone.path, { bin: join(clone.path, 'bin', 'run.js') });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toBe('Error: mkt is not built yet in this folder.\n  Try: npm run build\n');
+    } finally {
+      await clone.remove();
+    }
+  });
+});
