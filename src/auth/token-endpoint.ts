@@ -1,5 +1,5 @@
 import type { ApiResponse, RequestOptions } from '../api/client.js';
-import { describeError, excerpt } from '../api/client.js';
+import { describeError, excerpt } from '../api/responses.js';
 import { redactBody } from '../api/redact.js';
 import type { Deps } from '../deps.js';
 import { ApiError, AuthError, MktError } from '../errors.js';

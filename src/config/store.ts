@@ -21,8 +21,14 @@ function httpUrl(value: string): string | undefined {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     return `"${value}" must start with http:// or https://`;
+  if (url.username || url.password) return withCredentials(url);
   if (url.search || url.hash) return `"${value}" must not have a query or fragment`;
   return undefined;
+}
+
+/** Why a URL with a user name or password is refused; the password itself is never repeated. */
+export function withCredentials(url: URL): string {
+  return `${url.protocol}//…@${url.host} holds a user name or password, which mkt never stores or sends; give the URL without it`;
 }
 
 /** Every key `mkt config` accepts. */
