@@ -150,13 +150,19 @@ export class ConfigStore {
    * processes changing settings at once both keep their change (docs/DECISIONS.md, parallel writers).
    */
   private async save(update: (file: ConfigFile) => void): Promise<void> {
-    await withFileLock(this.lock, systemClock, async () => {
-      this.cache = undefined;
-      const file = structuredClone(await this.load());
-      update(file);
-      await writeFileAtomic(this.file, JSON.stringify(file, null, 2) + '\n');
-      this.cache = file;
-    });
+    await withFileLock(
+      this.lock,
+      systemClock,
+      async () => {
+        this.cache = undefined;
+        const file = structuredClone(await this.load());
+        update(file);
+        await writeFileAtomic(this.file, JSON.stringify(file, null, 2) + '\n');
+        this.cache = file;
+      },
+      // Held for a few ms each; a crowd of processes on a busy machine may queue for long.
+      { waitMs: 60_000 },
+    );
   }
 
   /** All settings of a profile (empty when the profile has none). */

@@ -173,12 +173,20 @@ export class FileStore implements CredentialStore {
    * keep each other's secrets; nothing is written when `update` changed nothing.
    */
   private change(update: (all: Record<string, string>) => boolean): Promise<boolean> {
-    return withFileLock(this.lock, systemClock, async () => {
-      const all = await this.load();
-      if (!update(all)) return false;
-      await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', { mode: 0o600, dirMode: 0o700 });
-      return true;
-    });
+    return withFileLock(
+      this.lock,
+      systemClock,
+      async () => {
+        const all = await this.load();
+        if (!update(all)) return false;
+        await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', {
+          mode: 0o600,
+          dirMode: 0o700,
+        });
+        return true;
+      },
+      { waitMs: 60_000 },
+    );
   }
 }
 
