@@ -1,6 +1,8 @@
 import { HEADER } from '../wire.js';
 import { ApiError, AuthError, MktError, RateLimitError, UnreachableError } from '../errors.js';
 import type { Clock } from '../platform/clock.js';
+import { notFound, refusal } from '../refusal.js';
+import { isLoopback } from '../urls.js';
 import { Pacer, limitFor } from './pacer.js';
 import { redactBody, redactHeaders } from './redact.js';
 import { backoff, describeError, parseBody, retryAfterMs, timeoutFromEnv } from './responses.js';
@@ -278,7 +280,7 @@ export class ApiClient {
 
   /** Cannot reach the site: says where its URL came from, and for a local address the sandbox to start. */
   private unreachable(err: UnreachableError, url: URL): UnreachableError {
-    const local = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+    const local = isLoopback(url);
     const port = url.port || (url.protocol === 'https:' ? '443' : '80');
     const from = this.options.siteSource
       ? ` (the site URL ${this.siteUrl} comes from ${this.options.siteSource})`
@@ -289,7 +291,7 @@ export class ApiClient {
     return new UnreachableError(`${err.message.replace(/\.$/, '')}${from}.`, { cause: err.cause, hints });
   }
 
-  /** A 403 that says what is missing: a scope (and the login that adds it), or ownership of the app. */
+  /** A 403 as one true sentence, with hints for this credential (src/refusal.ts). */
   private forbidden(
     res: HttpResponse,
     code: string,
@@ -297,41 +299,15 @@ export class ApiClient {
     credential: Credential | null,
     url?: URL,
   ): MktError {
-    const flags = this.hintFlags();
     const challenge = String(res.headers['www-authenticate'] ?? '');
-    const scope =
-      /scope="([^"\s]+)/.exec(challenge)?.[1] ??
-      (/scope/i.test(message) ? /"?\b([a-z][\w-]*:[a-z][\w-]*)\b"?/i.exec(message)?.[1] : undefined);
-    if (scope && credential?.kind === 'token') {
-      const fix =
-        credential.source === 'env'
-          ? `unset MKT_ACCESS_TOKEN; mkt login${flags} --scope ${scope}`
-          : `mkt login${flags} --scope ${scope}   (keeps your other scopes and adds ${scope})`;
-      return new AuthError(
-        'insufficient_scope',
-        `Not allowed: ${message} Your sign-in lacks the ${scope} scope.`,
-        {
-          hints: [fix],
-        },
-      );
-    }
-    const app = /\/apps\/(app_[\w-]+)/.exec(url?.pathname ?? '')?.[1];
-    if (/\bown|belong|another app|not your/i.test(message)) {
-      const user = (credential as { token?: { user?: { id: string; email?: string } } } | null)?.token?.user;
-      const target = app ?? 'this app';
-      const whose =
-        credential?.kind !== 'token'
-          ? `${target} is not the app of this API key (a key acts only for its own app).`
-          : `${target} belongs to another developer${user ? `, not to ${user.email ?? user.id} (${user.id}), as whom you are signed in` : ''}.`;
-      return new AuthError(code || 'forbidden', `Not allowed: ${message} ${whose}`, {
-        hints: [`mkt apps list${flags}   (the apps you can manage)`, `mkt apps use${flags} APP_ID`],
-      });
-    }
-    return new AuthError(code || 'forbidden', `Not allowed: ${message}`, {
-      hints: [
-        `mkt auth status${flags}`,
-        `mkt login${flags} --scope apps:write   (to manage apps as their developer)`,
-      ],
+    return refusal({
+      code,
+      message,
+      challengeScope: /scope="([^"\s]+)/.exec(challenge)?.[1],
+      credential,
+      path: url?.pathname ?? '',
+      user: url?.searchParams.get('user_id') ?? undefined,
+      flags: this.hintFlags(),
     });
   }
 
@@ -352,6 +328,7 @@ export class ApiClient {
       });
     }
     if (res.status === 403) return this.forbidden(res, code, message, credential, url);
+    if (res.status === 404) return notFound(404, code, message, url?.pathname ?? '', flags);
     if (res.status === 429) {
       const after = retryAfterMs(res.headers, this.options.clock.now());
       return new RateLimitError(

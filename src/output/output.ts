@@ -44,9 +44,9 @@ export class Output {
     this.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
   }
 
-  /** Writes a JSON document to stdout. */
+  /** Writes a JSON document to stdout (the one way mkt prints JSON: jsonText). */
   json(value: unknown): void {
-    this.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.stdout.write(jsonText(value));
   }
 
   /** A progress or information line on stderr. */
@@ -109,6 +109,11 @@ export class Output {
     for (const [label, value] of pairs)
       this.data(`${this.dim(`${label}:`.padEnd(width + 1))} ${cell(value)}`);
   }
+}
+
+/** A JSON document as mkt prints it: two-space indented, one newline at the end. */
+export function jsonText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 function cell(value: unknown): string {

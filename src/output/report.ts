@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { CheckFailedError, toMktError, type MktError } from '../errors.js';
 import { colorFor, palette } from './colour.js';
+import { jsonText } from './output.js';
 import { safeText } from './safe-text.js';
 
 /** Ends that are the person's own doing: said plainly, without "Error:". */
@@ -26,17 +27,16 @@ export function reportError(
   const bug = error.code === 'internal';
   if (bug && (io.verbose || io.env.DEBUG)) io.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
   if (io.json && error instanceof CheckFailedError && error.document !== undefined) {
-    io.stdout.write(`${JSON.stringify(error.document, null, 2)}\n`);
+    io.stdout.write(jsonText(error.document));
     io.stderr.write(`${error.message}\n`);
     return error;
   }
   if (io.json) {
-    io.stdout.write(
-      `${JSON.stringify({ error: { code: error.code, message: error.message, hints: error.hints } }, null, 2)}\n`,
-    );
+    io.stdout.write(jsonText({ error: { code: error.code, message: error.message, hints: error.hints } }));
     return error;
   }
-  if (PLAIN.has(error.code)) {
+  // A check that said no is an answer, not a failure of mkt: its reason alone.
+  if (PLAIN.has(error.code) || error instanceof CheckFailedError) {
     io.stderr.write(`${safeText(error.message)}\n`);
     return error;
   }

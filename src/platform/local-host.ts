@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LOOPBACK_HOSTS } from '../wire.js';
 
 /**
  * DNS-rebinding guard for mkt's local servers (the sandbox, `mkt login`'s loopback listener and
@@ -9,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 export function isLocalHost(host: string | undefined, port: number): boolean {
   if (host === undefined) return false;
   const h = host.toLowerCase();
-  return h === `127.0.0.1:${port}` || h === `localhost:${port}` || h === `[::1]:${port}`;
+  return LOOPBACK_HOSTS.some((name) => h === `${name}:${port}`);
 }
 
 /**
@@ -21,7 +22,7 @@ export function guardLocalHost(req: IncomingMessage, res: ServerResponse, port: 
   const body = JSON.stringify({
     error: {
       code: 'misdirected_request',
-      message: `This local server answers only Host 127.0.0.1:${port}, localhost:${port} or [::1]:${port}.`,
+      message: `This local server answers only Host ${LOOPBACK_HOSTS.map((name) => `${name}:${port}`).join(', ')}.`,
     },
   });
   res.writeHead(421, {
