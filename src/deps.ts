@@ -94,8 +94,8 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     siteUrl,
     siteOverridden: siteUrlSource === 'flag' || siteUrlSource === 'env',
     configDir: dir,
-    tokenRequest: async (body) =>
-      (await import('./auth/token-endpoint.js')).tokenRequest({ api, config, hintFlags }, body),
+    tokenRequest: async (body, keep) =>
+      (await import('./auth/token-endpoint.js')).tokenRequest({ api, config, hintFlags }, body, keep),
   });
   const verbose = input.verbose ?? false;
   const api: ApiClient = new ApiClient({
