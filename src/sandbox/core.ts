@@ -38,4 +38,3 @@ export interface AuthorizationCode {
 export type Principal =
   | { kind: 'token'; user: UserRecord; app: AppRecord; scopes: Scope[]; family: string }
   | { kind: 'key'; key: KeyRecord; app: AppRecord };
-

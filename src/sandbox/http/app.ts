@@ -18,10 +18,22 @@ import { answerProblem, SandboxApiError } from './problem.js';
  * The rooms of the authenticated API, each a Hono router with its routes, schemas and handlers in
  * one file, mounted under `/api/v1`. A new room (billing, console) adds one line here.
  */
-const API_ROOMS: ReadonlyArray<Hono<SandboxEnv>> = [identityApi, appsApi, plansApi, keysApi, relayApi, simulatorApi];
+const API_ROOMS: ReadonlyArray<Hono<SandboxEnv>> = [
+  identityApi,
+  appsApi,
+  plansApi,
+  keysApi,
+  relayApi,
+  simulatorApi,
+];
 
 /** Pages and OAuth endpoints that are not behind API authentication. */
-const OPEN_ROUTES: ReadonlyArray<Hono<SandboxEnv>> = [dashboardPages, metadataRoutes, consentRoutes, tokenRoutes];
+const OPEN_ROUTES: ReadonlyArray<Hono<SandboxEnv>> = [
+  dashboardPages,
+  metadataRoutes,
+  consentRoutes,
+  tokenRoutes,
+];
 
 const pattern = (path: string) => new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+').replace(/\*$/, '.*')}$`);
 
@@ -40,7 +52,9 @@ export function sandboxApp(core: SandboxCore): Hono<SandboxEnv> {
   for (const room of API_ROOMS) api.route('/', room);
   app.route('/api/v1', api);
 
-  const routes = app.routes.filter((r) => r.method !== 'ALL').map((r) => ({ method: r.method, match: pattern(r.path) }));
+  const routes = app.routes
+    .filter((r) => r.method !== 'ALL')
+    .map((r) => ({ method: r.method, match: pattern(r.path) }));
   app.notFound((c) => {
     const path = c.req.path;
     const allowed = [...new Set(routes.filter((r) => r.match.test(path)).map((r) => r.method))];

@@ -71,9 +71,13 @@ const TYPE_NAMES: Record<string, string> = {
 function describe(issue: z.core.$ZodIssue, where: 'body' | 'query', input: unknown): string {
   const noun = where === 'body' ? 'Field' : 'Query parameter';
   if (issue.code === 'unrecognized_keys') {
-    return where === 'body' ? `Unknown field "${issue.keys[0]}".` : `Unknown query parameter "${issue.keys[0]}".`;
+    return where === 'body'
+      ? `Unknown field "${issue.keys[0]}".`
+      : `Unknown query parameter "${issue.keys[0]}".`;
   }
-  const field = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i ? `.${String(p)}` : String(p))).join('');
+  const field = issue.path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i ? `.${String(p)}` : String(p)))
+    .join('');
   let value: unknown = input;
   for (const p of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[p as PropertyKey];
   if (issue.code === 'invalid_type') {
@@ -118,7 +122,9 @@ export function query<S extends z.ZodType>(schema: S) {
     for (const key of new Set(params.keys())) {
       if (params.getAll(key).length > 1) {
         const known = schema instanceof z.ZodObject && key in schema.shape;
-        throw invalidRequest(known ? `Query parameter "${key}" is repeated.` : `Unknown query parameter "${key}".`);
+        throw invalidRequest(
+          known ? `Query parameter "${key}" is repeated.` : `Unknown query parameter "${key}".`,
+        );
       }
       raw[key] = params.get(key)!;
     }
@@ -133,11 +139,14 @@ export function query<S extends z.ZodType>(schema: S) {
 export const noQuery = query(z.strictObject({}));
 
 /** The query of a list route (docs/PROTOCOL.md, Lists). */
-export const listQuery = query(z.strictObject({ limit: z.string().optional(), cursor: z.string().optional() }));
+export const listQuery = query(
+  z.strictObject({ limit: z.string().optional(), cursor: z.string().optional() }),
+);
 
 /** Checks a value inside a body (such as an event's `data`) against `schema`; a 400 says where. */
 export function checkPart<S extends z.ZodType>(schema: S, value: unknown, part: string): z.output<S> {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw invalidRequest(`In "${part}": ${describe(parsed.error.issues[0]!, 'body', value)}`);
+  if (!parsed.success)
+    throw invalidRequest(`In "${part}": ${describe(parsed.error.issues[0]!, 'body', value)}`);
   return parsed.data;
 }

@@ -50,7 +50,8 @@ function IndexPage(props: { siteUrl: string; app: AppRecord | undefined }) {
         <>
           <h2>Seeded app</h2>
           <p>
-            <strong>{app.name}</strong> (<code>{app.id}</code>), client id <code>{app.client_id}</code>, redirect URIs{' '}
+            <strong>{app.name}</strong> (<code>{app.id}</code>), client id <code>{app.client_id}</code>,
+            redirect URIs{' '}
             {app.redirect_uris.map((u, i) => (
               <>
                 {i > 0 && ', '}
@@ -76,7 +77,8 @@ function DashboardPage(props: { app: AppRecord; user: UserRecord; frameUrl: stri
       </p>
       {frameUrl === null ? (
         <p id="no-embed">
-          This app has no embed URL. Set one with <code>mkt apps update {app.id} --embed-url &lt;url&gt;</code>.
+          This app has no embed URL. Set one with{' '}
+          <code>mkt apps update {app.id} --embed-url &lt;url&gt;</code>.
         </p>
       ) : (
         <iframe

@@ -25,24 +25,37 @@ export const identityApi = new Hono<SandboxEnv>()
       requireScope(p, 'entitlements:read');
       const appId = c.var.query.app_id;
       if (appId !== undefined && appId !== p.app.id) {
-        throw new SandboxApiError(403, 'forbidden', `These credentials belong to app "${p.app.id}", not "${appId}".`);
+        throw new SandboxApiError(
+          403,
+          'forbidden',
+          `These credentials belong to app "${p.app.id}", not "${appId}".`,
+        );
       }
       let userId = c.var.query.user_id;
       if (p.kind === 'token') {
         if (userId !== undefined && userId !== p.user.id) {
-          throw new SandboxApiError(403, 'forbidden', "A user token can only read its own user's entitlement.");
+          throw new SandboxApiError(
+            403,
+            'forbidden',
+            "A user token can only read its own user's entitlement.",
+          );
         }
         userId = p.user.id;
       } else if (userId === undefined || userId === '') {
         throw invalidRequest('Query parameter "user_id" is required with an API key.');
       }
-      if (!/^usr_[A-Za-z0-9]+$/.test(userId)) throw invalidRequest('Query parameter "user_id" must look like usr_….');
+      if (!/^usr_[A-Za-z0-9]+$/.test(userId))
+        throw invalidRequest('Query parameter "user_id" must look like usr_….');
       if (c.var.core.ledger.user(userId) === undefined) {
         throw new SandboxApiError(404, 'not_found', `No user "${userId}".`);
       }
       const ent = entitlementFor(c.var.core, p.app, userId);
       if (ent === null) {
-        throw new SandboxApiError(404, 'not_found', `User "${userId}" has no entitlement on app "${p.app.id}".`);
+        throw new SandboxApiError(
+          404,
+          'not_found',
+          `User "${userId}" has no entitlement on app "${p.app.id}".`,
+        );
       }
       return c.json(ent, 200);
     },

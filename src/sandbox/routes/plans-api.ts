@@ -20,7 +20,8 @@ function checkPrice(kind: PlanRecord['kind'], price: PlanRecord['price']): void 
   if (kind === 'free' && price !== null && price.amount !== 0) {
     throw invalidRequest('Field "price" must be null or zero for a free plan.');
   }
-  if (kind !== 'free' && price === null) throw invalidRequest(`Field "price" is required for a ${kind} plan.`);
+  if (kind !== 'free' && price === null)
+    throw invalidRequest(`Field "price" is required for a ${kind} plan.`);
 }
 
 function routePlan(c: RouteContext, app: AppRecord): PlanRecord {
@@ -78,7 +79,9 @@ export const plansApi = new Hono<SandboxEnv>()
       return c.json(planView(c.var.core, plan), 201);
     },
   )
-  .get('/apps/:app_id/plans/:plan_id', noQuery, (c) => c.json(planView(c.var.core, routePlan(c, routeApp(c))), 200))
+  .get('/apps/:app_id/plans/:plan_id', noQuery, (c) =>
+    c.json(planView(c.var.core, routePlan(c, routeApp(c))), 200),
+  )
   // Everything but `id` and `kind`.
   .patch(
     '/apps/:app_id/plans/:plan_id',
@@ -97,7 +100,8 @@ export const plansApi = new Hono<SandboxEnv>()
     (c) => {
       const plan = routePlan(c, routeApp(c));
       const input = c.var.body;
-      if ('kind' in input || 'id' in input) throw invalidRequest('The fields "id" and "kind" cannot be changed.');
+      if ('kind' in input || 'id' in input)
+        throw invalidRequest('The fields "id" and "kind" cannot be changed.');
       const unknown = Object.keys(input).find(
         (k) => !['name', 'price', 'features', 'api_call_limit', 'archived'].includes(k),
       );

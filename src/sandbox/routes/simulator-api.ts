@@ -102,7 +102,11 @@ export const simulatorApi = new Hono<SandboxEnv>()
       const { ledger, deliveries } = c.var.core;
       const user = ledger.user(c.req.param('user_id'));
       if (!user || user.app_id !== app.id) {
-        throw new SandboxApiError(404, 'not_found', `No test user "${c.req.param('user_id')}" on app "${app.id}".`);
+        throw new SandboxApiError(
+          404,
+          'not_found',
+          `No test user "${c.req.param('user_id')}" on app "${app.id}".`,
+        );
       }
       const sub = ledger.subscription(app.id, user.id);
       if (!sub) throw new SandboxApiError(404, 'not_found', `Test user "${user.id}" has no subscription.`);
@@ -120,7 +124,8 @@ export const simulatorApi = new Hono<SandboxEnv>()
       if (next.status === 'cancelled' && !wasCancelled) next.cancelled_at = isoStamp(now);
       if (next.status !== 'cancelled') next.cancelled_at = null;
       ledger.commit({ op: 'sub', v: next });
-      if (created) deliveries.emitInBackground(app, 'subscription.created', { user_id: user.id, plan: next.plan });
+      if (created)
+        deliveries.emitInBackground(app, 'subscription.created', { user_id: user.id, plan: next.plan });
       if (next.status === 'cancelled' && !wasCancelled) {
         deliveries.emitInBackground(app, 'subscription.cancelled', {
           user_id: user.id,
@@ -181,7 +186,11 @@ export const simulatorApi = new Hono<SandboxEnv>()
       }
       const user = userOfApp(c.var.core, app, input.user_id);
       const tokens = issueTokens(c.var.core, app, user.id, scopes);
-      c.var.core.deliveries.emitInBackground(app, 'user.authorized', { user_id: user.id, app_id: app.id, scopes });
+      c.var.core.deliveries.emitInBackground(app, 'user.authorized', {
+        user_id: user.id,
+        app_id: app.id,
+        scopes,
+      });
       return c.json({ ...tokens, user_id: user.id }, 201);
     },
   )

@@ -80,4 +80,11 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    name: 'refresh reuse interval: when a refresh token was spent, and the pair it was spent for',
+    sql: `
+      ALTER TABLE tokens ADD COLUMN spent_at INTEGER;
+      ALTER TABLE tokens ADD COLUMN successor TEXT;
+    `,
+  },
 ];

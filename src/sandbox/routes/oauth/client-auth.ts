@@ -26,12 +26,10 @@ export function authenticateClient(
   let basic = false;
   if (header !== undefined) {
     const match = /^Basic +([A-Za-z0-9+/=]+)$/i.exec(header);
-    if (!match)
-      throw oauthError(401, 'invalid_client', 'Unsupported Authorization header.', basicChallenge);
+    if (!match) throw oauthError(401, 'invalid_client', 'Unsupported Authorization header.', basicChallenge);
     const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon < 0)
-      throw oauthError(401, 'invalid_client', 'Malformed Basic credentials.', basicChallenge);
+    if (colon < 0) throw oauthError(401, 'invalid_client', 'Malformed Basic credentials.', basicChallenge);
     if (secret !== undefined) {
       throw oauthError(400, 'invalid_request', 'Use one client authentication method, not both.');
     }
@@ -49,16 +47,10 @@ export function authenticateClient(
   }
   if (clientId === undefined)
     throw oauthError(400, 'invalid_request', 'The parameter "client_id" is missing.');
-  if (secret === undefined)
-    throw oauthError(401, 'invalid_client', 'The client_secret is missing.');
+  if (secret === undefined) throw oauthError(401, 'invalid_client', 'The client_secret is missing.');
   const app = core.ledger.appByClientId(clientId);
   if (!app || !secretsEqual(app.client_secret, secret)) {
-    throw oauthError(
-      401,
-      'invalid_client',
-      'Client authentication failed.',
-      basic ? basicChallenge : {},
-    );
+    throw oauthError(401, 'invalid_client', 'Client authentication failed.', basic ? basicChallenge : {});
   }
   return app;
 }

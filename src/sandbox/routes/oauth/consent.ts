@@ -80,11 +80,7 @@ function takeRequest(core: SandboxCore, form: URLSearchParams): AuthorizationReq
   }
   const csrf = single(form, 'csrf_token');
   if (csrf === null || !secretsEqual(csrf, request.csrf)) {
-    throw pageError(
-      'access_denied',
-      'The consent form lacks its anti-CSRF token; nothing was issued.',
-      403,
-    );
+    throw pageError('access_denied', 'The consent form lacks its anti-CSRF token; nothing was issued.', 403);
   }
   core.authRequests.delete(request.id);
   return request;
@@ -158,7 +154,8 @@ export const consentRoutes = new Hono<SandboxEnv>()
       return c.body(null, 302, { location, 'cache-control': 'no-store' });
     } catch (error) {
       // Every failure of the consent flow is shown on a page.
-      if (error instanceof SandboxApiError) throw new SandboxApiError(error.status, error.code, error.message, {}, 'page');
+      if (error instanceof SandboxApiError)
+        throw new SandboxApiError(error.status, error.code, error.message, {}, 'page');
       throw error;
     }
   });

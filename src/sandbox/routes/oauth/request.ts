@@ -55,8 +55,7 @@ export function parseAuthorizationRequest(
   const app = core.ledger.appByClientId(clientId);
   if (!app) throw pageError('invalid_client', `No application has the client id "${clientId}".`);
   const redirectUri = single(params, 'redirect_uri');
-  if (redirectUri === null)
-    throw pageError('invalid_request', 'The parameter "redirect_uri" is missing.');
+  if (redirectUri === null) throw pageError('invalid_request', 'The parameter "redirect_uri" is missing.');
   if (!app.redirect_uris.some((r) => redirectUriMatches(r, redirectUri))) {
     throw pageError(
       'invalid_redirect_uri',
@@ -64,8 +63,7 @@ export function parseAuthorizationRequest(
     );
   }
   const responseType = single(params, 'response_type');
-  if (responseType === null)
-    throw pageError('invalid_request', 'The parameter "response_type" is missing.');
+  if (responseType === null) throw pageError('invalid_request', 'The parameter "response_type" is missing.');
   if (responseType !== 'code') {
     throw pageError(
       'unsupported_response_type',
@@ -81,8 +79,7 @@ export function parseAuthorizationRequest(
   }
   if (scopes.length === 0) throw pageError('invalid_scope', 'The parameter "scope" is empty.');
   const state = single(params, 'state');
-  if (state !== null && state.length > 512)
-    throw pageError('invalid_request', 'The "state" is too long.');
+  if (state !== null && state.length > 512) throw pageError('invalid_request', 'The "state" is too long.');
   const codeChallenge = single(params, 'code_challenge');
   const method = single(params, 'code_challenge_method');
   if (codeChallenge === null && method !== null) {

@@ -18,14 +18,21 @@ async function tokenEndpoint(c: Context<SandboxEnv>): Promise<Response> {
       throw oauthError(400, 'unsupported_grant_type', `The grant type "${grantType}" is not supported.`);
     }
     const app = authenticateClient(core, c.env.incoming, fields);
-    const body = grantType === 'authorization_code' ? exchangeCode(core, app, fields) : refresh(core, app, fields);
+    const body =
+      grantType === 'authorization_code' ? exchangeCode(core, app, fields) : refresh(core, app, fields);
     await core.ledger.sync();
     return c.json(body, 200, noStore);
   } catch (error) {
     if (error instanceof SandboxApiError && error.form === 'oauth') {
       // A revoked family is revoked on disk too before the client hears about it.
       await core.ledger.sync();
-      throw new SandboxApiError(error.status, error.code, error.message, { ...noStore, ...error.headers }, 'oauth');
+      throw new SandboxApiError(
+        error.status,
+        error.code,
+        error.message,
+        { ...noStore, ...error.headers },
+        'oauth',
+      );
     }
     throw error;
   }

@@ -24,8 +24,7 @@ export async function readTokenRequest(req: IncomingMessage): Promise<Map<string
     const params = new URLSearchParams(text);
     for (const key of new Set(params.keys())) {
       const values = params.getAll(key);
-      if (values.length > 1)
-        throw oauthError(400, 'invalid_request', `The parameter "${key}" is repeated.`);
+      if (values.length > 1) throw oauthError(400, 'invalid_request', `The parameter "${key}" is repeated.`);
       fields.set(key, values[0]!);
     }
   } else if (type === 'application/json') {
