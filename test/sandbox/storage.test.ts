@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmod, cp, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { runMkt, tempDir } from '../support/cli.js';
 import {
   developerToken,
@@ -171,7 +171,12 @@ describe('a data folder of the earlier log format', () => {
     const files = await readdir(dataDir);
     expect(files).toContain('log-0.jsonl.imported');
     expect(files).not.toContain('log-0.jsonl');
-    const me = await call(sb, 'GET', '/api/v1/whoami', { token: expected.tokens.access_token });
+    // The imported refresh token still works (the access token has long expired).
+    const { client_id, client_secret } = expected.seed.app;
+    const renewed = await call(sb, 'POST', '/api/oauth/token', {
+      body: { grant_type: 'refresh_token', refresh_token: expected.tokens.refresh_token, client_id, client_secret },
+    });
+    const me = await call(sb, 'GET', '/api/v1/whoami', { token: renewed.json.access_token });
     expect(me.json.email).toBe('imported@sandbox.test');
     const ent = await call(sb, 'GET', `/api/v1/entitlements?user_id=${expected.user.id}`, {
       key: expected.seed.test_key,

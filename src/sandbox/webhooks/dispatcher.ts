@@ -1,8 +1,9 @@
 import { isoStamp, randomId } from '../ids.js';
 import type { AppRecord, DeliveryRecord, PendingDelivery } from '../storage/records.js';
 import type { Ledger } from '../storage/ledger.js';
-import type { Relay } from './relay.js';
-import { deliveryHeaders, signBody } from './sign.js';
+import type { Relay } from './fanout.js';
+import { signBody } from '../../wire/signing.js';
+import { outboundHeaders } from './delivery-headers.js';
 
 /** The outcome of the first attempt, as answered by `POST /simulator/events`. */
 export interface FirstAttempt {
@@ -97,7 +98,7 @@ export class Deliveries {
     try {
       const res = await fetch(p.url, {
         method: 'POST',
-        headers: deliveryHeaders(d),
+        headers: outboundHeaders(d),
         body: d.body,
         redirect: 'manual',
         signal: controller.signal,
