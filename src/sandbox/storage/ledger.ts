@@ -159,6 +159,7 @@ export class Ledger {
     } catch {
       // SQLite may have rolled back by itself (a full disk).
     }
+    this.cache.clear();
     this.failGroup(group, error);
   }
 
@@ -201,7 +202,27 @@ export class Ledger {
   }
 
   private write(change: Change): void {
+    // The read cache holds only what is unchanged: users, apps and keys are dropped when touched.
+    if (change.op === 'user' || change.op === 'app' || change.op === 'key') this.cache.clear();
+    else if (change.op === 'app-' || change.op === 'key-') this.cache.clear();
     applyChange(this, change);
+  }
+
+  /**
+   * A read-through cache of the records every authenticated request looks up (its key or token's
+   * user and app); filled lazily, so start-up stays independent of the data size.
+   */
+  private readonly cache = new Map<string, UserRecord | AppRecord | KeyRecord | undefined>();
+
+  private cached<T extends UserRecord | AppRecord | KeyRecord>(
+    key: string,
+    load: () => T | undefined,
+  ): T | undefined {
+    if (this.cache.has(key)) return this.cache.get(key) as T | undefined;
+    const value = load();
+    if (this.cache.size >= 10_000) this.cache.clear();
+    this.cache.set(key, value);
+    return value;
   }
 
   /** A prepared statement (kept: each text is prepared once). */
@@ -227,8 +248,10 @@ export class Ledger {
   }
 
   user(id: string): UserRecord | undefined {
-    const r = this.one(`SELECT * FROM users WHERE id = ?`, id);
-    return r && rows.users.fromRow(r);
+    return this.cached(`u ${id}`, () => {
+      const r = this.one(`SELECT * FROM users WHERE id = ?`, id);
+      return r && rows.users.fromRow(r);
+    });
   }
 
   /** The test users of an app, oldest first. */
@@ -237,8 +260,10 @@ export class Ledger {
   }
 
   app(id: string): AppRecord | undefined {
-    const r = this.one('SELECT * FROM apps WHERE id = ?', id);
-    return r && rows.apps.fromRow(r);
+    return this.cached(`a ${id}`, () => {
+      const r = this.one('SELECT * FROM apps WHERE id = ?', id);
+      return r && rows.apps.fromRow(r);
+    });
   }
 
   appByClientId(clientId: string): AppRecord | undefined {
@@ -267,8 +292,10 @@ export class Ledger {
   }
 
   keyBySecret(secret: string): KeyRecord | undefined {
-    const r = this.one('SELECT * FROM api_keys WHERE secret = ?', secret);
-    return r && rows.apiKeys.fromRow(r);
+    return this.cached(`k ${secret}`, () => {
+      const r = this.one('SELECT * FROM api_keys WHERE secret = ?', secret);
+      return r && rows.apiKeys.fromRow(r);
+    });
   }
 
   /** The keys of an app, oldest first. */
