@@ -174,7 +174,12 @@ describe('a data folder of the earlier log format', () => {
     // The imported refresh token still works (the access token has long expired).
     const { client_id, client_secret } = expected.seed.app;
     const renewed = await call(sb, 'POST', '/api/oauth/token', {
-      body: { grant_type: 'refresh_token', refresh_token: expected.tokens.refresh_token, client_id, client_secret },
+      body: {
+        grant_type: 'refresh_token',
+        refresh_token: expected.tokens.refresh_token,
+        client_id,
+        client_secret,
+      },
     });
     const me = await call(sb, 'GET', '/api/v1/whoami', { token: renewed.json.access_token });
     expect(me.json.email).toBe('imported@sandbox.test');
