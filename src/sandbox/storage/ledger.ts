@@ -202,10 +202,9 @@ export class Ledger {
   }
 
   private write(change: Change): void {
-    // The read cache holds only what is unchanged: users, apps and keys are dropped when touched.
-    if (change.op === 'user' || change.op === 'app' || change.op === 'key') this.cache.clear();
-    else if (change.op === 'app-' || change.op === 'key-') this.cache.clear();
     applyChange(this, change);
+    // The read cache holds only what is unchanged: it is dropped when a user, an app or a key changes.
+    if (['user', 'app', 'app-', 'key', 'key-'].includes(change.op)) this.cache.clear();
   }
 
   /**
