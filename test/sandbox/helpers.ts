@@ -1,4 +1,4 @@
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 
 /** A response read in full: status, headers and the body parsed as JSON when it is JSON. */
 export interface Answer {
@@ -113,7 +113,7 @@ export async function openConsent(
   const res = await fetch(`${sb.siteUrl}/oauth/authorize?${query}`);
   const html = await res.text();
   const fields: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
     fields[m[1]!] = m[2]!;
   return { status: res.status, html, fields };
 }

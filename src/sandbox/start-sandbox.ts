@@ -1,0 +1,178 @@
+import { DEFAULT_SANDBOX_PORT } from '../wire.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { SandboxCore } from './core.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { getRequestListener } from '@hono/node-server';
+import { sandboxApp } from './http/app.js';
+import { sweepCodes } from './routes/oauth/consent.js';
+import { writeHolder } from './storage/database.js';
+import { openLedger } from './storage/open-ledger.js';
+import { seedLedger } from './storage/seed.js';
+import { Deliveries } from './webhooks/dispatcher.js';
+import { Relay } from './webhooks/fanout.js';
+
+export { FolderInUseError } from './storage/database.js';
+
+/** How to run the sandbox; only `dataDir` is required. */
+export interface SandboxOptions {
+  /** State persists here (one SQLite database): created 0700 if missing, tightened to 0700 if others may write it, files 0600. */
+  dataDir: string;
+  /** Default 7878; 0 picks any free port. */
+  port?: number;
+  /** Default '127.0.0.1' (never 0.0.0.0 by default). */
+  host?: string;
+  /** Wipe the state in dataDir and seed fresh. */
+  reset?: boolean;
+  /** Clock in milliseconds (tests pass a fake one for code expiry and rate windows). */
+  now?: () => number;
+  /** Waits between webhook attempts; default [1000, 2000, 4000, 8000, 16000]. */
+  deliveryBackoffMs?: number[];
+  /** How long one webhook attempt may take; default 10000. */
+  deliveryTimeoutMs?: number;
+  /** Receives one line per request and per delivery attempt; default: nothing. */
+  log?: (line: string) => void;
+  /** Receives what the developer should read even when requests are not logged (an import, a tightened folder); default: `log`. */
+  notice?: (line: string) => void;
+}
+
+/** The seeded developer, app, keys, plans and test users (the same after a restart without reset). */
+export interface SandboxSeed {
+  developer: { id: string; email: string; name: string };
+  app: {
+    id: string;
+    name: string;
+    client_id: string;
+    client_secret: string;
+    redirect_uris: string[];
+    webhook_secret: string;
+  };
+  test_key: string;
+  live_key: string;
+  plans: Array<{ id: string; name: string; kind: string }>;
+  users: Array<{ id: string; email: string; name: string; plan: string; status: string }>;
+}
+
+/** A running sandbox; `close()` stops it and ends relay streams (every acknowledged change is already on disk). */
+export interface Sandbox {
+  siteUrl: string;
+  port: number;
+  seed: SandboxSeed;
+  close(): Promise<void>;
+}
+
+function describeSeed(core: SandboxCore): SandboxSeed {
+  const store = core.ledger;
+  const ids = store.seed;
+  const developer = store.user(ids.developer_id);
+  const app = store.app(ids.app_id);
+  const testKey = store.key(ids.test_key_id);
+  const liveKey = store.key(ids.live_key_id);
+  if (!developer || !app || !testKey || !liveKey) {
+    throw new Error(`The sandbox state in ${store.dataDir} lost its seeded records; start it with reset.`);
+  }
+  return {
+    developer: { id: developer.id, email: developer.email, name: developer.name },
+    app: {
+      id: app.id,
+      name: app.name,
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      redirect_uris: [...app.redirect_uris],
+      webhook_secret: app.webhook_secret,
+    },
+    test_key: testKey.key,
+    live_key: liveKey.key,
+    plans: store.planIds(app.id).flatMap((id) => {
+      const p = store.plan(app.id, id);
+      return p ? [{ id: p.id, name: p.name, kind: p.kind }] : [];
+    }),
+    users: ids.user_ids.flatMap((id) => {
+      const u = store.user(id);
+      const s = store.subscription(app.id, id);
+      return u && s ? [{ id: u.id, email: u.email, name: u.name, plan: s.plan, status: s.status }] : [];
+    }),
+  };
+}
+
+/** Starts the local marketplace on loopback, loading (or seeding) the state in `dataDir`. */
+export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
+  const now = options.now ?? Date.now;
+  const log = options.log ?? (() => {});
+  const host = options.host ?? '127.0.0.1';
+  const { ledger, fresh } = await openLedger(options.dataDir, {
+    reset: options.reset,
+    log: options.notice ?? log,
+    onCommitError: (e) => log(`state write failed: ${String(e)}`),
+  });
+  const relay = new Relay((appId) => ledger.history(appId));
+  const core: SandboxCore = {
+    ledger,
+    relay,
+    deliveries: new Deliveries(ledger, relay, {
+      now,
+      backoffMs: options.deliveryBackoffMs ?? [1000, 2000, 4000, 8000, 16000],
+      timeoutMs: options.deliveryTimeoutMs ?? 10_000,
+      log,
+    }),
+    rateLimiter: new RateLimiter(now),
+    now,
+    siteUrl: '',
+    port: 0,
+    authRequests: new Map(),
+    codes: new Map(),
+  };
+  if (fresh) seedLedger(core);
+  await ledger.sync();
+
+  // The handler is in place before listening, so no request can arrive unanswered.
+  const listener = getRequestListener(sandboxApp(core).fetch);
+  const server = createServer((req, res) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      const path = (req.url ?? '').split('?')[0];
+      log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
+    });
+    void listener(req, res);
+  });
+  server.keepAliveTimeout = 5_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? DEFAULT_SANDBOX_PORT, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await ledger.close();
+    throw error;
+  }
+  core.port = (server.address() as AddressInfo).port;
+  core.siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${core.port}`;
+  writeHolder(options.dataDir, core.siteUrl);
+  core.deliveries.resume();
+  const sweeper = setInterval(() => sweepCodes(core), 60_000);
+  sweeper.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    siteUrl: core.siteUrl,
+    port: core.port,
+    seed: describeSeed(core),
+    close() {
+      closing ??= (async () => {
+        clearInterval(sweeper);
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        core.deliveries.close();
+        relay.closeAll();
+        server.closeIdleConnections();
+        const grace = setTimeout(() => server.closeAllConnections(), 2_000);
+        await stopped;
+        clearTimeout(grace);
+        await ledger.close();
+      })();
+      return closing;
+    },
+  };
+}

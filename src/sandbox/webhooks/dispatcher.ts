@@ -1,0 +1,174 @@
+import { isoStamp, randomId } from '../ids.js';
+import type { AppRecord, DeliveryRecord, PendingDelivery } from '../storage/records.js';
+import type { Ledger } from '../storage/ledger.js';
+import type { Relay } from './fanout.js';
+import { signBody } from '../../wire/signing.js';
+import { outboundHeaders } from './delivery-headers.js';
+
+/** The outcome of the first attempt, as answered by `POST /simulator/events`. */
+export interface FirstAttempt {
+  url: string | null;
+  status: 'delivered' | 'failed' | 'no_url';
+  response_status: number | null;
+  error: string | null;
+}
+
+/** A created delivery, its envelope, the first attempt and how many relay listeners got it. */
+export interface EmitResult {
+  delivery: DeliveryRecord;
+  envelope: { event: string; timestamp: string; data: unknown };
+  webhook: FirstAttempt;
+  listeners: number;
+}
+
+/** The clock, the retry schedule and where to log attempts. */
+export interface DeliveryOptions {
+  now: () => number;
+  backoffMs: number[];
+  timeoutMs: number;
+  log: (line: string) => void;
+}
+
+/**
+ * Creates, signs and sends webhook deliveries and retries failures with backoff. A delivery and the
+ * attempt it still owes are logged before anything is sent (docs/DECISIONS.md §2, durability), so
+ * after a crash every pending delivery is resumed on its schedule and no sequence number is reused.
+ */
+export class Deliveries {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly inFlight = new Set<AbortController>();
+  private closed = false;
+
+  constructor(
+    private readonly store: Ledger,
+    private readonly relay: Relay,
+    private readonly options: DeliveryOptions,
+  ) {}
+
+  /** Schedules every delivery still owed from an earlier run. */
+  resume(): void {
+    for (const p of this.store.allPending()) this.schedule(p);
+  }
+
+  /**
+   * Creates a delivery for `event` (logged at once, so the caller's commit covers it); once it is on
+   * disk, offers it to listeners and makes the first webhook attempt.
+   */
+  emit(app: AppRecord, event: string, data: unknown): Promise<EmitResult> {
+    const envelope = { event, timestamp: isoStamp(this.options.now()), data };
+    const body = JSON.stringify(envelope);
+    const delivery: DeliveryRecord = {
+      seq: this.store.nextSeq(app.id),
+      id: randomId('dlv', 12),
+      app_id: app.id,
+      event,
+      created_at: envelope.timestamp,
+      body,
+      signature: signBody(app.webhook_secret, body),
+    };
+    this.store.addDelivery(delivery);
+    const url = app.webhook_url;
+    const pending: PendingDelivery | undefined =
+      url === null ? undefined : { delivery, url, attempt: 1, due_at: this.options.now() };
+    if (pending) this.store.commit({ op: 'pending', v: pending });
+    return this.store.sync().then(async () => {
+      const h = this.store.history(app.id);
+      h.offeredSeq = Math.max(h.offeredSeq, delivery.seq);
+      const listeners = this.relay.offer(delivery);
+      if (!pending) {
+        this.options.log(`delivery ${delivery.id} ${event} (no webhook url) listeners=${listeners}`);
+        const webhook: FirstAttempt = { url: null, status: 'no_url', response_status: null, error: null };
+        return { delivery, envelope, listeners, webhook };
+      }
+      return { delivery, envelope, listeners, webhook: await this.attempt(pending) };
+    });
+  }
+
+  /** Emits without waiting for the first attempt (events the sandbox causes itself). */
+  emitInBackground(app: AppRecord, event: string, data: unknown): void {
+    this.emit(app, event, data).catch((e: unknown) => this.options.log(`delivery failed: ${String(e)}`));
+  }
+
+  private async attempt(p: PendingDelivery): Promise<FirstAttempt> {
+    const d = p.delivery;
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
+    let result: FirstAttempt;
+    try {
+      const res = await fetch(p.url, {
+        method: 'POST',
+        headers: outboundHeaders(d),
+        body: d.body,
+        redirect: 'manual',
+        signal: controller.signal,
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      const ok = res.status >= 200 && res.status < 300;
+      result = {
+        url: p.url,
+        status: ok ? 'delivered' : 'failed',
+        response_status: res.status,
+        error: ok ? null : `HTTP ${res.status}`,
+      };
+    } catch (e) {
+      const message = controller.signal.aborted
+        ? `no answer within ${this.options.timeoutMs} ms`
+        : describe(e);
+      result = { url: p.url, status: 'failed', response_status: null, error: message };
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(controller);
+    }
+    this.options.log(
+      `delivery ${d.id} ${d.event} attempt ${p.attempt} -> ${p.url} ${result.response_status ?? result.error}`,
+    );
+    // Stopping mid-attempt leaves the delivery pending: the next start sends it again.
+    this.store.recordAttempt({
+      delivery_id: d.id,
+      attempt: p.attempt,
+      at: this.options.now(),
+      url: p.url,
+      response_status: result.response_status,
+      error: result.error,
+    });
+    if (this.closed || this.store.pending(d.id) === undefined) return result;
+    const wait = this.options.backoffMs[p.attempt - 1];
+    if (result.status === 'delivered' || wait === undefined) {
+      this.store.commit({ op: 'pending-', id: d.id });
+    } else {
+      const next = { ...p, attempt: p.attempt + 1, due_at: this.options.now() + wait };
+      this.store.commit({ op: 'pending', v: next });
+      this.schedule(next);
+    }
+    return result;
+  }
+
+  private schedule(p: PendingDelivery): void {
+    if (this.closed) return;
+    const wait = Math.max(0, p.due_at - this.options.now());
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      // The app may have been deleted, or the delivery finished, since.
+      const now = this.store.pending(p.delivery.id);
+      if (!this.closed && now?.attempt === p.attempt && now.due_at === p.due_at) void this.attempt(p);
+    }, wait);
+    this.timers.add(timer);
+  }
+
+  /** Stops retries and in-flight attempts; what is still owed stays pending for the next start. */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const controller of this.inFlight) controller.abort();
+  }
+}
+
+function describe(e: unknown): string {
+  if (e instanceof Error) {
+    const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
+    return cause?.code ?? cause?.message ?? e.message;
+  }
+  return String(e);
+}
