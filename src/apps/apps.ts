@@ -56,25 +56,31 @@ function isLoopback(url: URL): boolean {
   return ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
 }
 
-/** Checks an OAuth redirect URI: https anywhere, plain http only on a loopback host (RFC 8252). */
-function checkRedirectUri(value: string): string {
-  const accepted = 'https://… or, for a local app, http://127.0.0.1, http://[::1] or http://localhost';
-  const url = parseUrl(value, '--redirect-uri', accepted);
+/** Checks a URL that must be https, or plain http on a loopback host (RFC 8252 §7.3 for redirect URIs). */
+function checkSecureUrl(value: string, flag: string, local: string): string {
+  const accepted = `https://… or, for a local ${local}, http://127.0.0.1, http://[::1] or http://localhost`;
+  const url = parseUrl(value, flag, accepted);
   if (url.protocol === 'http:' && !isLoopback(url)) {
     throw new UsageError(
-      `--redirect-uri "${value}" uses plain http on a host that is not loopback; expected ${accepted}.`,
+      `${flag} "${value}" uses plain http on a host that is not loopback; expected ${accepted}.`,
       { code: 'invalid_url' },
     );
   }
   return value;
 }
 
-/** Checks a webhook or embed URL (http or https); an empty string means "none". */
+/** Checks an OAuth redirect URI (RFC 8252). */
+const checkRedirectUri = (value: string) => checkSecureUrl(value, '--redirect-uri', 'app');
+
+/** Checks a webhook URL (http or https); an empty string means "none". */
 function checkHttpUrl(value: string, flag: string): string | null {
   if (value === '') return null;
   parseUrl(value, flag, 'an http(s)://host/path URL (or "" to clear it)');
   return value;
 }
+
+/** Checks an embed URL: the dashboard frames it, so https or a loopback http page; "" means "none". */
+const checkEmbedUrl = (value: string) => (value === '' ? null : checkSecureUrl(value, '--embed-url', 'page'));
 
 /** The request body for create/update, from already checked input. */
 function body(input: AppInput): Record<string, unknown> {
@@ -101,7 +107,7 @@ export function checkAppInput(flags: {
     redirectUris: flags['redirect-uri']?.map(checkRedirectUri),
     webhookUrl:
       flags['webhook-url'] === undefined ? undefined : checkHttpUrl(flags['webhook-url'], '--webhook-url'),
-    embedUrl: flags['embed-url'] === undefined ? undefined : checkHttpUrl(flags['embed-url'], '--embed-url'),
+    embedUrl: flags['embed-url'] === undefined ? undefined : checkEmbedUrl(flags['embed-url']),
   };
 }
 
