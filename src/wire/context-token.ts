@@ -170,6 +170,7 @@ export const iso = (s: number) => (Math.abs(s) < 8.64e12 ? new Date(s * 1000).to
 export function printable(value: unknown): string {
   const text = typeof value === 'string' ? value : String(JSON.stringify(value));
   const cut = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   return cut.replace(
     /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
