@@ -180,8 +180,10 @@ const HINTS: Partial<Record<ContextTokenFailure['reason'], string[]>> = {
 
 /** A CheckFailedError for a failed check, with the token's unverified claims in the JSON document. */
 function refused(failure: ContextTokenFailure, decoded: DecodedContextToken | undefined): CheckFailedError {
+  const sub = decoded?.payload.sub;
+  const user = typeof sub === 'string' && /^usr_[A-Za-z0-9_-]{1,64}$/.test(sub) ? sub : 'USER_ID';
   return new CheckFailedError(failure.reason, failure.message, {
-    hints: HINTS[failure.reason] ?? [],
+    hints: (HINTS[failure.reason] ?? []).map((hint) => hint.replace('USER_ID', user)),
     document: {
       valid: false,
       reason: failure.reason,

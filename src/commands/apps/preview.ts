@@ -28,10 +28,11 @@ app's embed URL with a context_token (a JWT signed with the client secret) for t
     deps.out.data(preview.url);
     const { isHeadless } = await import('../../auth/login.js');
     if (deps.out.interactive && !this.flags['no-browser'] && !isHeadless(deps.env)) {
-      await deps.openBrowser(preview.url).catch((err: Error) => {
-        deps.out.warn(`Could not open a browser (${err.message}); open the URL above yourself.`);
-      });
-      deps.out.success(`Opened the dashboard of ${preview.app_id} in your browser.`);
+      await deps.openBrowser(preview.url).then(
+        () => deps.out.success(`Opened the dashboard of ${preview.app_id} in your browser.`),
+        (err: Error) =>
+          deps.out.warn(`Could not open a browser (${err.message}); open the URL above yourself.`),
+      );
     }
     return preview;
   }
