@@ -94,6 +94,8 @@ describe('mkt apps verify-context-token', () => {
     expect(expired.reason).toBe('expired');
     expect(expired.seconds).toBeGreaterThanOrEqual(100);
     expect(expired.message).toMatch(/^The token expired 1 min 4\d s ago \(exp \d{4}-/);
+    const human = await verify([ours(nowS() - 300 - 100)]);
+    expect(human.stderr).toContain(`Try: mkt apps preview --user ${ctx.sandbox.seed.users[0]!.id}`);
     const early = await refused([ours(nowS() + 600)]);
     expect(early.reason).toBe('not_yet_valid');
     expect(early.message).toMatch(/not valid for another (9|10) min/);
