@@ -12,6 +12,7 @@ import {
   type ContextTokenFailure,
   type DecodedContextToken,
 } from '../wire/context-token.js';
+import { readInput } from '../platform/input.js';
 import { getApp } from './apps.js';
 
 type EmbeddedDeps = Pick<
@@ -140,9 +141,7 @@ async function readStdin(deps: Pick<Deps, 'stdin'>): Promise<string> {
       hints: ['pbpaste | mkt apps verify-context-token', 'mkt apps verify-context-token "$TOKEN"'],
     });
   }
-  const chunks: Buffer[] = [];
-  for await (const chunk of deps.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-  return Buffer.concat(chunks).toString('utf8');
+  return readInput(deps, '-');
 }
 
 interface Secret {
