@@ -1,8 +1,8 @@
 import { HEADER } from '../../wire.js';
-import type { IncomingMessage } from 'node:http';
-import type { ApiContext, Principal, SandboxCore } from '../core.js';
-import type { AppRecord, Scope } from '../state/records.js';
-import { SandboxApiError } from './errors.js';
+import type { Principal, SandboxCore } from '../core.js';
+import type { RouteContext } from './env.js';
+import type { AppRecord, Scope } from '../storage/records.js';
+import { SandboxApiError } from './problem.js';
 
 function unauthorized(message: string, challenge = 'Bearer realm="mkt-sandbox"'): SandboxApiError {
   return new SandboxApiError(401, 'unauthorized', message, { 'www-authenticate': challenge });
@@ -18,28 +18,31 @@ function invalidToken(message: string): SandboxApiError {
 }
 
 /** Resolves `Authorization: Bearer at_…` or `X-API-Key: test_…|live_…` to a principal, or throws 401. */
-export function authenticate(core: SandboxCore, req: IncomingMessage): Principal {
-  const authorization = req.headers.authorization;
-  const apiKey = req.headers[HEADER.apiKey];
+export function authenticate(
+  core: SandboxCore,
+  headers: { authorization?: string; [name: string]: string | string[] | undefined },
+): Principal {
+  const authorization = headers.authorization;
+  const apiKey = headers[HEADER.apiKey];
   if (authorization !== undefined && apiKey !== undefined) {
     throw unauthorized('Send either Authorization or X-API-Key, not both.');
   }
   if (typeof apiKey === 'string') {
-    const key = core.store.keysBySecret.get(apiKey);
-    const app = key && core.store.apps.get(key.app_id);
+    const key = core.ledger.keyBySecret(apiKey);
+    const app = key && core.ledger.app(key.app_id);
     if (!key || !app) throw unauthorized('The API key is not valid.');
     return { kind: 'key', key, app };
   }
   if (authorization !== undefined) {
     const match = /^Bearer +(\S+)$/i.exec(authorization);
     if (!match) throw unauthorized('The Authorization header must be "Bearer <access token>".');
-    const record = core.store.tokens.get(match[1]!);
+    const record = core.ledger.token(match[1]!);
     if (!record || record.kind !== 'access') throw invalidToken('The access token is not valid.');
     if (record.expires_at !== null && record.expires_at <= core.now()) {
       throw invalidToken('The access token has expired.');
     }
-    const user = core.store.users.get(record.user_id);
-    const app = core.store.apps.get(record.app_id);
+    const user = core.ledger.user(record.user_id);
+    const app = core.ledger.app(record.app_id);
     if (!user || !app) throw invalidToken('The access token is not valid.');
     return { kind: 'token', user, app, scopes: record.scopes, family: record.family };
   }
@@ -67,8 +70,8 @@ export function developerId(principal: Principal): string {
 }
 
 /** Looks up an app the caller may manage: 404 when unknown, 403 when someone else's. */
-export function ownedApp(ctx: ApiContext, appId: string): AppRecord {
-  const app = ctx.core.store.apps.get(appId);
+export function ownedApp(ctx: { core: SandboxCore; principal: Principal }, appId: string): AppRecord {
+  const app = ctx.core.ledger.app(appId);
   if (!app) throw new SandboxApiError(404, 'not_found', `No app with id "${appId}".`);
   const p = ctx.principal;
   if (p.kind === 'key') {
@@ -83,7 +86,7 @@ export function ownedApp(ctx: ApiContext, appId: string): AppRecord {
   }
   requireScope(p, 'apps:write');
   if (app.owner_id !== p.user.id) {
-    const owner = ctx.core.store.users.get(app.owner_id);
+    const owner = ctx.core.ledger.user(app.owner_id);
     const whose = owner ? `${owner.name} <${owner.email}> (${owner.id})` : app.owner_id;
     throw new SandboxApiError(403, 'forbidden', `You do not own this app: ${app.id} belongs to ${whose}.`);
   }
@@ -99,4 +102,9 @@ export function requireTestMode(principal: Principal): void {
       'The simulator accepts test keys and tokens only, not live keys.',
     );
   }
+}
+
+/** The app named by the route's `:app_id`, which the caller may manage (404 or 403 otherwise). */
+export function routeApp(c: RouteContext): AppRecord {
+  return ownedApp({ core: c.var.core, principal: c.var.principal }, c.req.param('app_id')!);
 }
