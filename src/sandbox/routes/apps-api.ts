@@ -13,7 +13,8 @@ const appFields = {
   name: text(100),
   redirect_uris: z.array(httpUrl({ httpsOrLoopbackOnly: true })).max(20),
   webhook_url: httpUrl().nullable(),
-  embed_url: httpUrl().nullable(),
+  // The dashboard frames it with a token in its query: https, or a page on this machine.
+  embed_url: httpUrl({ httpsOrLoopbackOnly: true }).nullable(),
 };
 
 /** Apps, their client secret and their webhook signing secret. */
@@ -101,7 +102,9 @@ export const appsApi = new Hono<SandboxEnv>()
     c.var.core.relay.close((l) => l.appId === app.id);
     return c.json({ ...appView(next), client_secret: next.client_secret }, 200);
   })
-  .get('/apps/:app_id/webhook-secret', noQuery, (c) => c.json({ webhook_secret: routeApp(c).webhook_secret }, 200))
+  .get('/apps/:app_id/webhook-secret', noQuery, (c) =>
+    c.json({ webhook_secret: routeApp(c).webhook_secret }, 200),
+  )
   // Rotates the signing secret at once; the app's relay streams close, so that listeners reconnect
   // and read the new secret.
   .post('/apps/:app_id/webhook-secret', noQuery, emptyBody, (c) => {
