@@ -16,6 +16,8 @@ describe('mkt apps preview', () => {
     expect(res.stderr).toContain(`App ${app().id} has no embed URL`);
     expect(res.stderr).toContain(`mkt apps update --app ${app().id} --embed-url https://…`);
     expect(res.stdout).toBe('');
+    const page = await fetch(`${ctx.sandbox.siteUrl}/dashboard/apps/${app().id}?user_id=${user()}`);
+    expect(await page.text()).toContain(`mkt apps update --app ${app().id} --embed-url &lt;url&gt;`);
   });
 
   it('prints the dashboard URL that embeds the app for the test user (and --json)', async () => {

@@ -68,7 +68,7 @@ function DashboardPage(props: { app: AppRecord; user: UserRecord; frameUrl: stri
       {frameUrl === null ? (
         <p id="no-embed">
           This app has no embed URL. Set one with{' '}
-          <code>mkt apps update {app.id} --embed-url &lt;url&gt;</code>.
+          <code>mkt apps update --app {app.id} --embed-url &lt;url&gt;</code>.
         </p>
       ) : (
         <iframe
