@@ -102,9 +102,7 @@ export const appsApi = new Hono<SandboxEnv>()
     c.var.core.relay.close((l) => l.appId === app.id);
     return c.json({ ...appView(next), client_secret: next.client_secret }, 200);
   })
-  .get('/apps/:app_id/webhook-secret', noQuery, (c) =>
-    c.json({ webhook_secret: routeApp(c).webhook_secret }, 200),
-  )
+  .get('/apps/:app_id/webhook-secret', noQuery, (c) => c.json({ webhook_secret: routeApp(c).webhook_secret }, 200))
   // Rotates the signing secret at once; the app's relay streams close, so that listeners reconnect
   // and read the new secret.
   .post('/apps/:app_id/webhook-secret', noQuery, emptyBody, (c) => {

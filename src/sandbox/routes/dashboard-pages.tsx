@@ -40,8 +40,7 @@ function IndexPage(props: { siteUrl: string; app: AppRecord | undefined }) {
         <>
           <h2>Seeded app</h2>
           <p>
-            <strong>{app.name}</strong> (<code>{app.id}</code>), client id <code>{app.client_id}</code>,
-            redirect URIs{' '}
+            <strong>{app.name}</strong> (<code>{app.id}</code>), client id <code>{app.client_id}</code>, redirect URIs{' '}
             {app.redirect_uris.map((u, i) => (
               <>
                 {i > 0 && ', '}
