@@ -15,8 +15,8 @@ if (major < 22 || (major === 22 && minor < 13)) {
   const { version } = require('../package.json');
   process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
 } else {
-  // Node 22 and later also keep these few files compiled (src/boot.ts caches the bundle).
-  require('node:module').enableCompileCache?.();
+  // src/boot.ts keeps the bundle compiled, and turns Node's compile cache on in the same checked
+  // folder (never Node's default, the shared temporary folder).
   const oclif = require('../dist/oclif.js');
   oclif.execute({ dir: require('node:path').join(__dirname, '..') });
 }

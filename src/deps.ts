@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { ApiClient } from './api/client.js';
 import { Session } from './auth/session.js';
 import { systemClock, type Clock } from './platform/clock.js';
-import { checkConfigDir, ConfigStore } from './config/store.js';
+import { checkConfigDir, ConfigStore, withCredentials } from './config/store.js';
 import { AutoStore } from './credentials/store.js';
 import { UsageError } from './errors.js';
 import { Output } from './output/output.js';
@@ -87,8 +87,8 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     siteUrl,
     siteOverridden: siteUrlSource === 'flag' || siteUrlSource === 'env',
     configDir: dir,
-    tokenRequest: async (body) =>
-      (await import('./auth/token-endpoint.js')).tokenRequest({ api, config, hintFlags }, body),
+    tokenRequest: async (body, keep) =>
+      (await import('./auth/token-endpoint.js')).tokenRequest({ api, config, hintFlags }, body, keep),
   });
   const verbose = input.verbose ?? false;
   const api: ApiClient = new ApiClient({
@@ -146,5 +146,7 @@ function checkSiteUrl(value: string, source: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`The site URL "${value}" (from ${source}) must start with http:// or https://.`);
   }
+  if (url.username || url.password)
+    throw new UsageError(`The site URL (from ${source}) ${withCredentials(url)}.`);
   return url.origin + url.pathname.replace(/\/+$/, '');
 }

@@ -3,6 +3,7 @@ import { ApiError, AuthError, MktError, RateLimitError, UnreachableError } from 
 import type { Clock } from '../platform/clock.js';
 import { Pacer, limitFor } from './pacer.js';
 import { redactBody, redactHeaders } from './redact.js';
+import { backoff, describeError, parseBody, retryAfterMs, timeoutFromEnv } from './responses.js';
 import {
   isRetryableNetworkError,
   openStream,
@@ -48,6 +49,7 @@ export interface ApiClientOptions {
   hintFlags?: string;
   maxRetries?: number;
   connectTimeoutMs?: number;
+  /** The most a whole request may take, retries included (default: MKT_HTTP_TIMEOUT, else 30 s). */
   responseTimeoutMs?: number;
   /** Longest Retry-After we are willing to wait, in ms. */
   maxRetryWaitMs?: number;
@@ -139,12 +141,15 @@ export class ApiClient {
     let credential =
       options.auth === false ? null : (options.credential ?? (await this.options.auth?.credential()) ?? null);
     let refreshed = options.credential !== undefined;
+    const deadline = this.options.clock.now() + this.timeoutMs();
     for (;;) {
-      const res = await this.sendWithRetries(method, url, options, credential).catch((err: unknown) => {
-        throw err instanceof UnreachableError && url.origin === new URL(this.siteUrl).origin
-          ? this.unreachable(err, url)
-          : err;
-      });
+      const res = await this.sendWithRetries(method, url, options, credential, deadline).catch(
+        (err: unknown) => {
+          throw err instanceof UnreachableError && url.origin === new URL(this.siteUrl).origin
+            ? this.unreachable(err, url)
+            : err;
+        },
+      );
       if (res.status === 401 && credential && !refreshed && this.options.auth?.afterUnauthorized) {
         refreshed = true;
         const next = await this.options.auth.afterUnauthorized(credential);
@@ -154,7 +159,7 @@ export class ApiClient {
         }
       }
       const data = parseBody(res);
-      if (res.status >= 400 && !options.allowErrorStatus) throw this.errorFor(res, data, credential, url);
+      if (res.status >= 300 && !options.allowErrorStatus) throw this.errorFor(res, data, credential, url);
       return { status: res.status, headers: res.headers, data: data as T, text: res.text };
     }
   }
@@ -164,6 +169,7 @@ export class ApiClient {
     url: URL,
     options: RequestOptions,
     credential: Credential | null,
+    deadline: number,
   ): Promise<HttpResponse> {
     const { clock } = this.options;
     const maxRetries = this.options.maxRetries ?? 4;
@@ -194,7 +200,8 @@ export class ApiClient {
             headers,
             body,
             connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
-            responseTimeoutMs: this.options.responseTimeoutMs ?? timeoutFromEnv(this.options.env) ?? 30_000,
+            responseTimeoutMs: Math.max(1, deadline - clock.now()),
+            totalTimeoutMs: this.timeoutMs(),
             signal: options.signal,
           },
           this.options.env,
@@ -206,9 +213,10 @@ export class ApiClient {
           err instanceof UnreachableError &&
           SAFE_METHODS.has(method) &&
           isRetryableNetworkError(err) &&
-          attempt < maxRetries
+          attempt < maxRetries &&
+          clock.now() + backoff(0) < deadline
         ) {
-          await clock.sleep(backoff(attempt), options.signal);
+          await clock.sleep(Math.min(backoff(attempt), deadline - clock.now()), options.signal);
           continue;
         }
         throw err;
@@ -221,7 +229,8 @@ export class ApiClient {
         res.status === 429 || ([502, 503, 504].includes(res.status) && SAFE_METHODS.has(method));
       if (!retryable || attempt >= maxRetries) return res;
       const wait = retryAfterMs(res.headers, clock.now()) ?? backoff(attempt);
-      if (wait > (this.options.maxRetryWaitMs ?? 60_000)) return res;
+      // A wait the server asks for beyond our limit, or beyond the deadline: its answer stands.
+      if (wait > (this.options.maxRetryWaitMs ?? 60_000) || clock.now() + wait >= deadline) return res;
       this.log(`  retrying in ${Math.round(wait)} ms (attempt ${attempt + 2} of ${maxRetries + 1})`);
       await clock.sleep(wait, options.signal);
     }
@@ -252,6 +261,11 @@ export class ApiClient {
       res.body.resume(); // the refusal's body is not needed
       credential = next;
     }
+  }
+
+  /** The most one request may take, retries included. */
+  private timeoutMs(): number {
+    return this.options.responseTimeoutMs ?? timeoutFromEnv(this.options.env) ?? 30_000;
   }
 
   private pacerFor(secret: string | undefined): Pacer | undefined {
@@ -344,72 +358,20 @@ export class ApiClient {
         `Rate limited by ${this.siteUrl}: ${message}${after ? ` Try again in ${Math.ceil(after / 1000)} s.` : ''}`,
       );
     }
+    if (res.status < 400) {
+      // Never followed: the credential would go along to wherever it points.
+      const location = String(res.headers.location ?? '(none)');
+      return new ApiError(
+        res.status,
+        'redirect',
+        `${url?.href ?? this.siteUrl} answered ${res.status} with Location ${location}; mkt does not follow redirects.`,
+        { hints: [`mkt config get site-url   (is ${this.siteUrl} the marketplace's address?)`] },
+      );
+    }
     return new ApiError(res.status, code || `http_${res.status}`, message);
   }
 
   private log(line: string): void {
     this.options.log?.(line);
   }
-}
-
-function parseBody(res: HttpResponse): unknown {
-  if (!res.text) return undefined;
-  const type = String(res.headers['content-type'] ?? '');
-  if (!type.includes('json') && !/^\s*[[{]/.test(res.text)) return undefined;
-  try {
-    return JSON.parse(res.text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Understands our error JSON, OAuth errors and `{message}`; anything else is status plus an excerpt. */
-export function describeError(res: HttpResponse, data: unknown): { code: string; message: string } {
-  const body = data as Record<string, unknown> | undefined;
-  const err = body?.error;
-  if (err && typeof err === 'object') {
-    const e = err as Record<string, unknown>;
-    return { code: String(e.code ?? ''), message: String(e.message ?? e.code ?? `HTTP ${res.status}`) };
-  }
-  if (typeof err === 'string') {
-    const description = typeof body?.error_description === 'string' ? `: ${body.error_description}` : '';
-    return { code: err, message: `${err}${description}` };
-  }
-  if (typeof body?.message === 'string') return { code: '', message: body.message };
-  return { code: '', message: `HTTP ${res.status}${excerpt(res.text)}` };
-}
-
-/** ': ' and the first 200 characters of a body's text (HTML tags dropped), or nothing. */
-export function excerpt(text: string): string {
-  const plain = text
-    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (!plain) return '';
-  return `: ${plain.length > 200 ? `${plain.slice(0, 200)}…` : plain}`;
-}
-
-/** Retry-After in ms (seconds or an HTTP date), or undefined. */
-function retryAfterMs(
-  headers: Record<string, string | string[] | undefined>,
-  now: number,
-): number | undefined {
-  const value = headers['retry-after'];
-  if (typeof value !== 'string' || !value.trim()) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
-}
-
-/** Exponential backoff with full jitter: 0.5–1 × 250 ms × 2^attempt, at most 8 s. */
-function backoff(attempt: number): number {
-  const base = Math.min(8000, 250 * 2 ** attempt);
-  return base / 2 + Math.random() * (base / 2);
-}
-
-function timeoutFromEnv(env: Record<string, string | undefined>): number | undefined {
-  const seconds = Number(env.MKT_HTTP_TIMEOUT);
-  return env.MKT_HTTP_TIMEOUT && Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
 }

@@ -72,7 +72,10 @@ export interface SessionDeps {
   /** Where the cross-process refresh lock lives. */
   configDir?: string;
   /** POSTs to the OAuth token endpoint (auth/token-endpoint.ts); without it tokens are not refreshed. */
-  tokenRequest?(body: Record<string, string>): Promise<ApiResponse<Record<string, unknown>>>;
+  tokenRequest?(
+    body: Record<string, string>,
+    keep?: (res: ApiResponse<Record<string, unknown>>) => Promise<void>,
+  ): Promise<ApiResponse<Record<string, unknown>>>;
 }
 
 /** Turns a token endpoint response into the stored form; `previous` supplies what a refresh may omit. */
@@ -243,14 +246,24 @@ export class Session implements AuthSource {
         },
       );
     }
-    let res: ApiResponse<Record<string, unknown>>;
+    let next: StoredToken | undefined;
+    // The server rotated the refresh token when it answered: the new pair is stored before anything
+    // else happens (docs/DECISIONS.md, refresh token rotation), so a crash after it keeps the sign-in.
+    const keep = async (res: ApiResponse<Record<string, unknown>>) => {
+      next = tokenFromResponse(res.data, clock.now(), token);
+      await store.set(accounts.oauth(profile), JSON.stringify(next));
+    };
     try {
-      res = await this.deps.tokenRequest!({
-        grant_type: 'refresh_token',
-        refresh_token: token.refresh_token,
-        client_id: token.client_id,
-        client_secret: secret,
-      });
+      const res = await this.deps.tokenRequest!(
+        {
+          grant_type: 'refresh_token',
+          refresh_token: token.refresh_token,
+          client_id: token.client_id,
+          client_secret: secret,
+        },
+        keep,
+      );
+      if (!next) await keep(res);
     } catch (err) {
       if (err instanceof AuthError && err.code === 'invalid_grant') {
         // The server says this grant is dead: forget it, so nothing keeps retrying it.
@@ -262,8 +275,6 @@ export class Session implements AuthSource {
       }
       throw err;
     }
-    const next = tokenFromResponse(res.data, clock.now(), token);
-    await store.set(accounts.oauth(profile), JSON.stringify(next));
-    return next;
+    return next!;
   }
 }

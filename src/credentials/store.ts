@@ -1,7 +1,9 @@
 import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { systemClock } from '../platform/clock.js';
 import { writeFileAtomic } from '../platform/fs-atomic.js';
+import { withFileLock } from '../platform/lock-file.js';
 import { MktError, UsageError } from '../errors.js';
 import { sessionBusAnswers } from './dbus-probe.js';
 
@@ -92,10 +94,12 @@ export class FileStore implements CredentialStore {
   readonly kind = 'file';
   readonly file: string;
   readonly location: string;
+  private readonly lock: string;
 
   constructor(dir: string) {
     this.file = join(dir, 'credentials.json');
     this.location = this.file;
+    this.lock = join(dir, 'locks', 'credentials.lock');
   }
 
   private async load(): Promise<Record<string, string>> {
@@ -154,17 +158,35 @@ export class FileStore implements CredentialStore {
   }
 
   async set(account: string, secret: string): Promise<void> {
-    const all = await this.load();
-    all[account] = secret;
-    await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', { mode: 0o600, dirMode: 0o700 });
+    await this.change((all) => {
+      all[account] = secret;
+      return true;
+    });
   }
 
   async delete(account: string): Promise<boolean> {
-    const all = await this.load();
-    if (!(account in all)) return false;
-    delete all[account];
-    await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', { mode: 0o600, dirMode: 0o700 });
-    return true;
+    return this.change((all) => account in all && delete all[account]);
+  }
+
+  /**
+   * Read, change, write under the credential lock, read again once held, so that parallel sign-ins
+   * keep each other's secrets; nothing is written when `update` changed nothing.
+   */
+  private change(update: (all: Record<string, string>) => boolean): Promise<boolean> {
+    return withFileLock(
+      this.lock,
+      systemClock,
+      async () => {
+        const all = await this.load();
+        if (!update(all)) return false;
+        await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', {
+          mode: 0o600,
+          dirMode: 0o700,
+        });
+        return true;
+      },
+      { waitMs: 60_000 },
+    );
   }
 }
 

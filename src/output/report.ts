@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { CheckFailedError, toMktError, type MktError } from '../errors.js';
-import { colorFor } from './output.js';
+import { colorFor, palette } from './colour.js';
+import { safeText } from './safe-text.js';
 
 /** Ends that are the person's own doing: said plainly, without "Error:". */
 const PLAIN = new Set(['declined', 'interrupted', 'terminated']);
@@ -36,14 +37,12 @@ export function reportError(
     return error;
   }
   if (PLAIN.has(error.code)) {
-    io.stderr.write(`${error.message}\n`);
+    io.stderr.write(`${safeText(error.message)}\n`);
     return error;
   }
   const label = bug ? 'Internal error (a bug in mkt):' : 'Error:';
-  io.stderr.write(
-    `${colorFor(io.stderr, io.env) ? `\u001b[31m${label}\u001b[0m` : label} ${error.message}\n`,
-  );
-  for (const hint of error.hints) io.stderr.write(`  Try: ${hint}\n`);
+  io.stderr.write(`${palette(colorFor(io.stderr, io.env)).red(label)} ${safeText(error.message)}\n`);
+  for (const hint of error.hints) io.stderr.write(`  Try: ${safeText(hint)}\n`);
   if (bug) {
     io.stderr.write(
       io.verbose

@@ -166,18 +166,11 @@ export function duration(seconds: number): string {
 /** An ISO 8601 time for seconds since the epoch (the number itself when out of range). */
 export const iso = (s: number) => (Math.abs(s) < 8.64e12 ? new Date(s * 1000).toISOString() : String(s));
 
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-
-/** Text from a token with its control characters escaped (\uXXXX) and cut, safe to show on a terminal. */
-export function printable(value: unknown): string {
+/** A value from a token, quoted (JSON escapes) and cut, for a sentence; a terminal escapes the rest. */
+export function quote(value: unknown): string {
   const text = typeof value === 'string' ? value : String(JSON.stringify(value));
-  const cut = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  return cut.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 }
-
-/** A value from a token, quoted and printable, for a sentence. */
-export const quote = (value: unknown): string => `"${printable(value)}"`;
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 

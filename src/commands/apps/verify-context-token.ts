@@ -41,16 +41,16 @@ credential store (filled by \`mkt apps create\` and \`apps rotate-secret\`), nev
       toleranceS: this.flags.tolerance,
     });
     if (!deps.json) {
-      const { duration, iso, printable } = await import('../../wire/context-token.js');
+      const { duration, iso } = await import('../../wire/context-token.js');
       const c = result.claims;
       deps.out.fields([
-        ['user (sub)', printable(c.sub)],
-        ['app', printable(c.app_id)],
-        ['client (aud)', Array.isArray(c.aud) ? c.aud.map(printable) : printable(c.aud)],
-        ['issuer', printable(c.iss)],
+        ['user (sub)', c.sub],
+        ['app', c.app_id],
+        ['client (aud)', c.aud],
+        ['issuer', c.iss],
         ['issued', iso(c.iat)],
         ['expires', iso(c.exp)],
-        ['id (jti)', printable(c.jti)],
+        ['id (jti)', c.jti],
       ]);
       deps.out.success(
         `Valid context token (checked with the client secret from ${result.secret_source}); it expires in ${duration(result.expires_in_s)}.`,

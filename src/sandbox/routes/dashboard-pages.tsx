@@ -123,7 +123,7 @@ export const dashboardPages = new Hono<SandboxEnv>()
     }
     if (app.embed_url === null) return page(c, 200, <DashboardPage app={app} user={user} frameUrl={null} />);
     const { core } = c.var;
-    // A JWT (docs/DECISIONS.md §5) on transport time: the real clock (or a test's), never business time.
+    // A JWT (docs/DECISIONS.md, "Embedded apps"), on transport time: real (or a test's), never business time.
     const token = signContextToken(
       app.client_secret,
       { iss: core.siteUrl, aud: app.client_id, sub: user.id, app_id: app.id },
