@@ -15,7 +15,7 @@ const ACCEPTED: Record<UrlKind, string> = {
   site: 'http(s)://host[:port]',
   redirect: `https://… or, for a local app, ${LOOPBACK_HOSTS.map((h) => `http://${h}`).join(', ')}`,
   webhook: 'an http(s)://host/path URL (or "" to clear it)',
-  embed: 'an http(s)://host/path URL (or "" to clear it)',
+  embed: `https://… or, for a page on your machine, ${LOOPBACK_HOSTS.map((h) => `http://${h}`).join(', ')} (or "" to clear it)`,
   forward: 'http(s)://host[:port]/path, or host:port/path for http',
 };
 
@@ -47,7 +47,7 @@ export function checkUrl(value: string, kind: UrlKind, label: string, note = '')
     throw fail('must not contain a user name or password.');
   if (text.includes('#')) throw fail('must not have a #fragment.');
   if (kind === 'site' && url.search) throw fail('must not have a query.');
-  if (kind === 'redirect' && url.protocol === 'http:' && !isLoopback(url))
+  if ((kind === 'redirect' || kind === 'embed') && url.protocol === 'http:' && !isLoopback(url))
     throw fail(`uses plain http on a host that is not loopback; expected ${accepted}.`);
   return url;
 }

@@ -31,7 +31,7 @@ export interface LoginInput {
 }
 
 /** True where no browser can be opened for the person: SSH sessions, Linux without a display. */
-function isHeadless(env: Record<string, string | undefined>): boolean {
+export function isHeadless(env: Record<string, string | undefined>): boolean {
   // A browser command the person configured is trusted to work (it may not need a display).
   if (env.MKT_BROWSER || env.BROWSER) return false;
   if (env.SSH_CONNECTION || env.SSH_TTY) return true;

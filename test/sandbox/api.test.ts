@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { jwtVerify } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { developerToken as sandboxDeveloperToken, startTestSandbox } from '../support/sandbox.js';
@@ -411,12 +411,19 @@ describe('embedded apps', () => {
     const url = new URL(src);
     expect(url.origin + url.pathname).toBe('https://embed.example/app');
     expect(url.searchParams.get('x')).toBe('1');
-    const [payload, mac] = url.searchParams.get('context_token')!.split('.');
-    const expected = createHmac('sha256', sb.seed.app.client_secret).update(payload!).digest('base64url');
-    expect(mac).toBe(expected);
-    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8'));
-    expect(claims).toMatchObject({ user_id: user, app_id: sb.seed.app.id });
-    expect(claims.exp - claims.iat).toBe(300);
+    const { payload: claims, protectedHeader } = await jwtVerify(
+      url.searchParams.get('context_token')!,
+      new TextEncoder().encode(sb.seed.app.client_secret),
+      { algorithms: ['HS256'], issuer: sb.siteUrl, audience: sb.seed.app.client_id },
+    );
+    expect(protectedHeader).toEqual({ alg: 'HS256', typ: 'JWT' });
+    expect(claims).toMatchObject({ sub: user, app_id: sb.seed.app.id, nbf: claims.iat });
+    expect(claims.exp! - claims.iat!).toBe(300);
+    const plainHttp = await call(sb, 'PATCH', `/api/v1/apps/${sb.seed.app.id}`, {
+      key: sb.seed.test_key,
+      body: { embed_url: 'http://embed.example/app' },
+    });
+    expect(plainHttp.status).toBe(400);
     expect((await fetch(`${sb.siteUrl}/dashboard/apps/${sb.seed.app.id}?user_id=usr_other`)).status).toBe(
       404,
     );

@@ -111,7 +111,7 @@ describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () 
     const src = new URL((await page.getAttribute('#app-frame', 'src'))!);
     expect(src.searchParams.get('user_id')).toBe(ctx.sandbox.seed.users[0]!.id);
     expect(src.searchParams.get('app_id')).toBe(ctx.sandbox.seed.app.id);
-    expect(src.searchParams.get('context_token')).toMatch(/^[\w-]+\.[\w-]+$/);
+    expect(src.searchParams.get('context_token')).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     await page.close();
   });
 });

@@ -13,7 +13,8 @@ const appFields = {
   name: text(100),
   redirect_uris: z.array(httpUrl({ httpsOrLoopbackOnly: true })).max(20),
   webhook_url: httpUrl().nullable(),
-  embed_url: httpUrl().nullable(),
+  // The dashboard frames it with a token in its query: https, or a page on this machine.
+  embed_url: httpUrl({ httpsOrLoopbackOnly: true }).nullable(),
 };
 
 /** Apps, their client secret and their webhook signing secret. */

@@ -1,19 +1,9 @@
 import { Hono } from 'hono';
-import { createHmac } from 'node:crypto';
 import type { SandboxEnv } from '../http/env.js';
 import { Layout, page } from '../http/layout.js';
 import { SandboxApiError } from '../http/problem.js';
 import type { AppRecord, UserRecord } from '../storage/records.js';
-
-/** Embedded-app context tokens live five minutes. */
-export const CONTEXT_TOKEN_TTL_S = 300;
-
-/** A short-lived context token for an embedded app: base64url(JSON payload) "." base64url(HMAC). */
-export function signContextToken(secret: string, payload: Record<string, unknown>): string {
-  const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
-  const mac = createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('base64url');
-  return `${body}.${mac}`;
-}
+import { CONTEXT_TOKEN_PARAM, signContextToken } from '../../wire/context-token.js';
 
 const notFound = (message: string) => new SandboxApiError(404, 'not_found', message);
 
@@ -117,7 +107,7 @@ export const dashboardPages = new Hono<SandboxEnv>()
     const { ledger, siteUrl } = c.var.core;
     return page(c, 200, <IndexPage siteUrl={siteUrl} app={ledger.app(ledger.seed.app_id)} />);
   })
-  // The embedded app, with a context token in its address.
+  // The embedded app, with a signed context token (a JWT) in its address.
   .get('/dashboard/apps/:app_id', (c) => {
     const { ledger } = c.var.core;
     const app = ledger.app(c.req.param('app_id'));
@@ -133,17 +123,17 @@ export const dashboardPages = new Hono<SandboxEnv>()
       throw notFound(`No user "${userId}" on ${app.name}.`);
     }
     if (app.embed_url === null) return page(c, 200, <DashboardPage app={app} user={user} frameUrl={null} />);
-    const now = Math.floor(c.var.core.now() / 1000);
-    const token = signContextToken(app.client_secret, {
-      user_id: user.id,
-      app_id: app.id,
-      iat: now,
-      exp: now + CONTEXT_TOKEN_TTL_S,
-    });
+    const { core } = c.var;
+    // A JWT (docs/DECISIONS.md, "Embedded apps"), on transport time: real (or a test's), never business time.
+    const token = signContextToken(
+      app.client_secret,
+      { iss: core.siteUrl, aud: app.client_id, sub: user.id, app_id: app.id },
+      core.now() / 1000,
+    );
     const frame = new URL(app.embed_url);
     frame.searchParams.set('user_id', user.id);
     frame.searchParams.set('app_id', app.id);
-    frame.searchParams.set('context_token', token);
+    frame.searchParams.set(CONTEXT_TOKEN_PARAM, token);
     return page(c, 200, <DashboardPage app={app} user={user} frameUrl={frame.toString()} />);
   })
   // The user's initial on a coloured square.
