@@ -25,14 +25,3 @@ export function periodEnd(anchor: number, kind: Kind, n: number): number | null 
     d.getUTCMilliseconds(),
   );
 }
-
-const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: DAY_MS, w: 7 * DAY_MS };
-
-/** Parses a duration such as `31d`, `12h`, `90m`, `2w`, `45s` (or `1d12h`) into milliseconds, else null. */
-export function parseDuration(text: string): number | null {
-  const parts = /^(?:\d+[smhdw])+$/.test(text) ? text.match(/\d+[smhdw]/g) : null;
-  if (!parts) return null;
-  let ms = 0;
-  for (const part of parts) ms += Number(part.slice(0, -1)) * UNITS[part.slice(-1)]!;
-  return Number.isSafeInteger(ms) ? ms : null;
-}
