@@ -20,7 +20,12 @@ export interface EntitlementLike {
 }
 
 export type AccessReason =
-  'feature_in_plan' | 'feature_not_in_plan' | 'status_expired' | 'unknown_status' | 'access_ended';
+  | 'feature_in_plan'
+  | 'feature_not_in_plan'
+  | 'status_expired'
+  | 'unknown_status'
+  | 'access_ended'
+  | 'no_entitlement';
 
 export interface FeatureAccess {
   allowed: boolean;
