@@ -108,7 +108,8 @@ const STEP_DAYS = 5;
 const DAYS = 400;
 
 /** What the last event says about access to `export`, checked against the entitlement at `now`. */
-function agrees(last: string | undefined, ent: any, now: number, plan: string): boolean { // eslint-disable-line @typescript-eslint/no-explicit-any
+function agrees(last: string | undefined, ent: any, now: number, plan: string): boolean {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   const open = ent.status !== 'expired' && (ent.expires_at === undefined || Date.parse(ent.expires_at) > now);
   if (last === undefined) return plan === 'free' && ent.status === 'active' && open;
   if (last === 'subscription.created') return open && ['active', 'trialing', 'past_due'].includes(ent.status);
@@ -128,7 +129,17 @@ describe('a year of subscriptions through the business clock', () => {
     }
     const receiver = await startServer((_req, res) => res.writeHead(200).end());
     const listen: RunningMkt = startMkt(
-      ['webhooks', 'listen', '--json', '--app', app(), '--forward-to', receiver.url, '--forward-backoff', '50'],
+      [
+        'webhooks',
+        'listen',
+        '--json',
+        '--app',
+        app(),
+        '--forward-to',
+        receiver.url,
+        '--forward-backoff',
+        '50',
+      ],
       ctx.dir,
       { env: ctx.env },
     );
@@ -144,7 +155,15 @@ describe('a year of subscriptions through the business clock', () => {
         users.set(JSON.parse(r.stdout).id, s);
       }
       // A first charge that is declined creates nobody and says so.
-      const declined = await mkt(['simulator', 'users', 'create', '--plan', 'pro-monthly', '--payment', 'declines']);
+      const declined = await mkt([
+        'simulator',
+        'users',
+        'create',
+        '--plan',
+        'pro-monthly',
+        '--payment',
+        'declines',
+      ]);
       expect(declined.code).toBe(1);
       expect(declined.stderr).toContain('declined');
 
@@ -177,7 +196,10 @@ describe('a year of subscriptions through the business clock', () => {
           const ent = (await api('GET', `/entitlements?user_id=${id}`)).json;
           const mine = events.filter((e) => e.data.user_id === id);
           const last = mine.length ? label(mine.at(-1)!) : undefined;
-          expect(agrees(last, ent, now, s.plan), `${s.name} on day ${day}: ${last} vs ${JSON.stringify(ent)}`).toBe(true);
+          expect(
+            agrees(last, ent, now, s.plan),
+            `${s.name} on day ${day}: ${last} vs ${JSON.stringify(ent)}`,
+          ).toBe(true);
         }
       }
       const events = received();
@@ -192,13 +214,18 @@ describe('a year of subscriptions through the business clock', () => {
         const ent = (await api('GET', `/entitlements?user_id=${id}`)).json;
         expect(ent.status, s.name).toBe(s.end);
         const pays = await mkt(['apps', 'payments', 'list', '--user', id, '--json']);
-        expect(JSON.parse(pays.stdout).map((p: { kind: string; outcome: string }) => `${p.kind}:${p.outcome}`), s.name).toEqual(s.charges);
+        expect(
+          JSON.parse(pays.stdout).map((p: { kind: string; outcome: string }) => `${p.kind}:${p.outcome}`),
+          s.name,
+        ).toEqual(s.charges);
       }
       for (const line of clockEvents) {
         const [id, what] = line.split(' ');
         expect(users.get(id!)!.events).toContain(what);
       }
-      expect(listen.lines.filter((l) => l.type === 'forwarded').every((l) => l.signature === 'valid')).toBe(true);
+      expect(listen.lines.filter((l) => l.type === 'forwarded').every((l) => l.signature === 'valid')).toBe(
+        true,
+      );
     } finally {
       listen.child.kill('SIGINT');
       await listen.exit();
