@@ -31,7 +31,7 @@ async function api(method: string, path: string, options: { token?: string; body
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined }; // eslint-disable-line @typescript-eslint/no-unsafe-assignment
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
 }
 afterEach(() => killAllSandboxProcesses());
 

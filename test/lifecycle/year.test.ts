@@ -108,8 +108,12 @@ const STEP_DAYS = 5;
 const DAYS = 400;
 
 /** What the last event says about access to `export`, checked against the entitlement at `now`. */
-function agrees(last: string | undefined, ent: any, now: number, plan: string): boolean {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
+function agrees(
+  last: string | undefined,
+  ent: { status: string; expires_at?: string },
+  now: number,
+  plan: string,
+): boolean {
   const open = ent.status !== 'expired' && (ent.expires_at === undefined || Date.parse(ent.expires_at) > now);
   if (last === undefined) return plan === 'free' && ent.status === 'active' && open;
   if (last === 'subscription.created') return open && ['active', 'trialing', 'past_due'].includes(ent.status);
