@@ -259,6 +259,18 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     );
   }
 
+  /** The app's oldest test user with a live subscription to a renewing plan (one that can be cancelled). */
+  firstCancellable(appId: string): string | undefined {
+    const r = this.one(
+      `SELECT s.user_id FROM subscriptions s JOIN plans p ON p.app_id = s.app_id AND p.id = s.plan
+       JOIN users u ON u.id = s.user_id AND u.app_id = s.app_id
+       WHERE s.app_id = ? AND s.status IN ('active', 'trialing', 'past_due') AND p.kind IN ('monthly', 'annual')
+       ORDER BY u.rowid LIMIT 1`,
+      appId,
+    );
+    return r === undefined ? undefined : String(r.user_id);
+  }
+
   /** Every token of a user for an app (access, refresh and spent ones), for a revocation. */
   userTokens(
     appId: string,
