@@ -8,7 +8,8 @@ import {
   useSandbox,
   killAllSandboxProcesses,
 } from '../support/sandbox.js';
-import { runMkt, tempDir } from '../support/cli.js';
+import { baseEnv, MKT_BIN, runMkt, tempDir } from '../support/cli.js';
+import { typeInTerminal } from '../support/terminal.js';
 import { answerWith, startServer } from '../support/server.js';
 import { afterEach } from 'vitest';
 
@@ -52,6 +53,21 @@ describe('mkt simulator clock', () => {
     const user = await json(['simulator', 'users', 'create', '--plan', 'free']);
     const token = (await json(['simulator', 'authorize', '--user', user.id])).access_token;
     expect((await api('GET', '/whoami', { token })).status).toBe(200);
+  });
+
+  it('on a terminal, a long advance shows its progress and ends with a summary by transition and event', async () => {
+    await json(['simulator', 'users', 'create', '--plan', 'pro-monthly', '--payment', 'declines_renewals']);
+    const line = [process.execPath, MKT_BIN, 'simulator', 'clock', 'advance', '60d', '--app', app()].join(
+      ' ',
+    );
+    const t = typeInTerminal(line, { env: { ...baseEnv(ctx.dir), ...ctx.env, TERM: 'dumb', NO_COLOR: '1' } });
+    expect(await t.exit).toBe(0);
+    const screen = t.screen();
+    expect(screen).toMatch(/… \d{4}-\d\d-\d\dT[\d:.]+Z \(\d+ %\)/);
+    expect(screen).toMatch(/renewal_declined {2}active → past_due/);
+    expect(screen).toMatch(/\n +\d+ {2}renewal_declined\r?\n/);
+    expect(screen).toMatch(/\n +\d+ {2}event subscription\.cancelled\r?\n/);
+    expect(screen).toContain('Business time is now');
   });
 
   it('survives a restart (kill -9)', async () => {
