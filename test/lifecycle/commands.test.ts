@@ -10,6 +10,7 @@ import {
 } from '../support/sandbox.js';
 import { baseEnv, MKT_BIN, runMkt, tempDir } from '../support/cli.js';
 import { typeInTerminal } from '../support/terminal.js';
+import { api } from './helpers.js';
 import { answerWith, startServer } from '../support/server.js';
 import { afterEach } from 'vitest';
 
@@ -22,18 +23,8 @@ const json = async (args: string[], extra: Record<string, string | undefined> = 
   if (r.code !== 0) throw new Error(`mkt ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout);
 };
-async function api(method: string, path: string, options: { token?: string; body?: unknown } = {}) {
-  const auth: Record<string, string> = options.token
-    ? { authorization: `Bearer ${options.token}` }
-    : { 'x-api-key': ctx.sandbox.seed.test_key };
-  const res = await fetch(`${ctx.sandbox.siteUrl}/api/v1${path}`, {
-    method,
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const call = (method: string, path: string, options: { token?: string; body?: unknown } = {}) =>
+  api(ctx, method, path, options);
 afterEach(() => killAllSandboxProcesses());
 
 describe('mkt simulator clock', () => {
@@ -52,7 +43,7 @@ describe('mkt simulator clock', () => {
     // Transport time is real: a token issued now works, whatever business time says.
     const user = await json(['simulator', 'users', 'create', '--plan', 'free']);
     const token = (await json(['simulator', 'authorize', '--user', user.id])).access_token;
-    expect((await api('GET', '/whoami', { token })).status).toBe(200);
+    expect((await call('GET', '/whoami', { token })).status).toBe(200);
   });
 
   it('on a terminal, a long advance shows its progress and ends with a summary by transition and event', async () => {
@@ -95,7 +86,7 @@ describe('mkt simulator users', () => {
   it('lists, gets, updates (payment, plan change with its events), cancels and revokes', async () => {
     const receiver = await startServer(answerWith(200));
     try {
-      expect((await api('PATCH', `/apps/${app()}`, { body: { webhook_url: receiver.url } })).status).toBe(
+      expect((await call('PATCH', `/apps/${app()}`, { body: { webhook_url: receiver.url } })).status).toBe(
         200,
       );
       const user = await json([
@@ -127,7 +118,7 @@ describe('mkt simulator users', () => {
       expect(again.stderr).toContain('already cancelled');
       const revoked = await json(['simulator', 'users', 'revoke', user.id]);
       expect(revoked).toMatchObject({ user_id: user.id, tokens_revoked: 2 });
-      expect((await api('GET', '/whoami', { token })).status).toBe(401);
+      expect((await call('GET', '/whoami', { token })).status).toBe(401);
       const events = (await receiver.waitFor(4)).map((s) => JSON.parse(s.body));
       expect(events.map((e) => `${e.event}:${e.data.reason ?? ''}`)).toEqual([
         'subscription.created:',
@@ -150,12 +141,12 @@ describe('usage and the one access rule', () => {
   it('counts requests made with the user token, resets at renewal, and never reads an unlimited plan as 0', async () => {
     const user = await json(['simulator', 'users', 'create', '--plan', 'pro-monthly']);
     const token = (await json(['simulator', 'authorize', '--user', user.id])).access_token;
-    for (let i = 0; i < 3; i++) expect((await api('GET', '/whoami', { token })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await call('GET', '/whoami', { token })).status).toBe(200);
     const ent = await json(['entitlements', '--user', user.id]);
     expect(ent.usage).toEqual({ api_calls: 3, limit: 10_000 });
     await json(['simulator', 'clock', 'advance', '32d']);
     expect((await json(['entitlements', '--user', user.id])).usage.api_calls).toBe(0);
-    await api('POST', `/apps/${app()}/plans`, {
+    await call('POST', `/apps/${app()}/plans`, {
       body: {
         id: 'unlimited',
         name: 'Unlimited',
@@ -211,7 +202,7 @@ describe('mkt apps payments', () => {
       price: { amount: 500, currency: 'EUR' },
       features: ['x'],
     };
-    expect((await api('POST', `/apps/${shop}/plans`, { token, body: paid })).status).toBe(201);
+    expect((await call('POST', `/apps/${shop}/plans`, { token, body: paid })).status).toBe(201);
     const run = (args: string[]) => ctx.mkt([...args, '--app', shop], dev);
     const refused = await run(['simulator', 'users', 'create', '--plan', 'gold']);
     expect(refused.code).toBe(1);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startMkt, type RunningMkt } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
 import { startServer } from '../support/server.js';
+import { api } from './helpers.js';
 
 // A year (and the grace period after it) of subscriptions driven through the business clock, for
 // each plan kind and payment behaviour, against a real `mkt webhooks listen` forwarding to a real
@@ -12,14 +13,7 @@ const ctx = useSandbox();
 const app = () => ctx.sandbox.seed.app.id;
 const mkt = (args: string[]) => ctx.mkt([...args, '--app', app()]);
 
-async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${ctx.sandbox.siteUrl}/api/v1${path}`, {
-    method,
-    headers: { 'x-api-key': ctx.sandbox.seed.test_key, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
+const call = (method: string, path: string, body?: unknown) => api(ctx, method, path, { body });
 
 interface Scenario {
   name: string;
@@ -128,7 +122,7 @@ describe('a year of subscriptions through the business clock', () => {
       { id: 'pro-annual', name: 'Pro (annual)', kind: 'annual', price: { amount: 9900, currency: 'USD' } },
       { id: 'lifetime', name: 'Lifetime', kind: 'one_time', price: { amount: 19900, currency: 'USD' } },
     ]) {
-      const res = await api('POST', `/apps/${app()}/plans`, { ...plan, features: ['basic', 'export'] });
+      const res = await call('POST', `/apps/${app()}/plans`, { ...plan, features: ['basic', 'export'] });
       expect(res.status).toBe(201);
     }
     const receiver = await startServer((_req, res) => res.writeHead(200).end());
@@ -197,7 +191,7 @@ describe('a year of subscriptions through the business clock', () => {
         const now = Date.parse(moved.now);
         const events = received();
         for (const [id, s] of users) {
-          const ent = (await api('GET', `/entitlements?user_id=${id}`)).json;
+          const ent = (await call('GET', `/entitlements?user_id=${id}`)).json;
           const mine = events.filter((e) => e.data.user_id === id);
           const last = mine.length ? label(mine.at(-1)!) : undefined;
           expect(
@@ -215,7 +209,7 @@ describe('a year of subscriptions through the business clock', () => {
       }
       for (const [id, s] of users) {
         expect(events.filter((e) => e.data.user_id === id).map(label), s.name).toEqual(s.events);
-        const ent = (await api('GET', `/entitlements?user_id=${id}`)).json;
+        const ent = (await call('GET', `/entitlements?user_id=${id}`)).json;
         expect(ent.status, s.name).toBe(s.end);
         const pays = await mkt(['apps', 'payments', 'list', '--user', id, '--json']);
         expect(
