@@ -11,7 +11,8 @@ import { api } from './helpers.js';
 
 const ctx = useSandbox();
 const app = () => ctx.sandbox.seed.app.id;
-const mkt = (args: string[]) => ctx.mkt([...args, '--app', app()]);
+const mkt = (args: string[]) =>
+  ctx.mkt(args[0] === 'simulator' && args[1] === 'clock' ? args : [...args, '--app', app()]);
 
 const call = (method: string, path: string, body?: unknown) => api(ctx, method, path, { body });
 

@@ -23,7 +23,7 @@ export default class SimulatorCheck extends BaseCommand<typeof SimulatorCheck> {
     if (!result.allowed) {
       throw new CheckFailedError(
         'not_allowed',
-        `${f.user} may not use "${f.feature}": ${result.message} (${result.reason}).`,
+        `${f.user} may not use "${f.feature}": ${result.message.replace(/\.$/, '')} (${result.reason}).`,
         {
           hints: [`mkt simulator users get ${f.user}`],
           document: result,

@@ -24,6 +24,7 @@ export const BILLING_MIGRATION = {
     ) STRICT;
     CREATE INDEX payments_by_app_user ON payments (app_id, user_id);
     CREATE TABLE payouts (app_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, linked_at TEXT NOT NULL) STRICT;
+    ALTER TABLE deliveries ADD COLUMN simulated TEXT;
   `,
 };
 

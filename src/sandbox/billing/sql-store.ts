@@ -64,9 +64,9 @@ function subFromRow(r: Row): Subscription {
 }
 
 /**
- * The billing store on the sandbox's SQLite database. Reads are plain queries; every write first calls
- * `begin` (which opens the request's transaction when none is open), so billing's changes commit or
- * roll back with the request that made them.
+ * The billing store on the sandbox's SQLite database. Reads are plain queries; every write goes
+ * through `execute` (the ledger's, which joins the open group's transaction), so billing's changes
+ * commit or roll back with the request that made them.
  */
 export class SqlBillingStore implements BillingStore, OffsetStore {
   private readonly statements = new Map<string, StatementSync>();
@@ -74,7 +74,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
 
   constructor(
     private readonly db: DatabaseSync,
-    private readonly begin: () => void,
+    private readonly execute: (text: string, ...params: SQLInputValue[]) => void,
   ) {
     const row = this.one(`SELECT value FROM meta WHERE key = 'clock_offset_ms'`);
     this.offset = row ? Number(row.value) : 0;
@@ -94,8 +94,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
   }
 
   private run(text: string, ...params: SQLInputValue[]): void {
-    this.begin();
-    this.sql(text).run(...params);
+    this.execute(text, ...params);
   }
 
   /** Gives subscriptions from an earlier sandbox their next transition (see CARRY_FORWARD_SQL). */

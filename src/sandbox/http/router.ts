@@ -9,6 +9,8 @@ import { showConsent, submitConsent } from '../routes/oauth/consent.js';
 import { serverMetadata } from '../routes/oauth/metadata.js';
 import { tokenEndpoint } from '../routes/oauth/token.js';
 import * as plans from '../routes/plans.js';
+import * as life from '../routes/life.js';
+import * as money from '../routes/money.js';
 import * as sim from '../routes/simulator.js';
 import { webhookStream } from '../routes/stream.js';
 import * as secrets from '../routes/webhook-secret.js';
@@ -71,11 +73,23 @@ api('GET', '/api/v1/apps/:app_id/keys', keys.listKeys);
 api('POST', '/api/v1/apps/:app_id/keys', keys.createKey);
 api('DELETE', '/api/v1/apps/:app_id/keys/:key_id', keys.deleteKey);
 api('GET', '/api/v1/apps/:app_id/webhooks/stream', webhookStream);
-api('POST', '/api/v1/simulator/users', sim.createSimulatorUser);
-api('PATCH', '/api/v1/simulator/users/:user_id', sim.updateSimulatorUser);
-api('POST', '/api/v1/simulator/events', sim.simulateEvent);
 api('POST', '/api/v1/simulator/authorize', sim.simulateAuthorize);
-api('POST', '/api/v1/simulator/entitlement-checks', sim.checkEntitlement);
+// The marketplace's life (docs/DECISIONS.md §5): the clock, test users, enacted events, money.
+api('GET', '/api/v1/simulator/clock', life.getClock);
+api('POST', '/api/v1/simulator/clock', life.advanceClock);
+api('GET', '/api/v1/simulator/users', life.listUsers);
+api('POST', '/api/v1/simulator/users', life.createUser);
+api('GET', '/api/v1/simulator/users/:user_id', life.getUser);
+api('PATCH', '/api/v1/simulator/users/:user_id', life.updateUser);
+api('POST', '/api/v1/simulator/users/:user_id/cancel', life.cancelUser);
+api('POST', '/api/v1/simulator/users/:user_id/revoke', life.revokeUser);
+api('POST', '/api/v1/simulator/events', life.simulateEvent);
+api('POST', '/api/v1/simulator/entitlement-checks', life.checkEntitlement);
+api('GET', '/api/v1/apps/:app_id/payouts', money.getPayouts);
+api('POST', '/api/v1/apps/:app_id/payouts/link', money.startPayoutsLink);
+api('GET', '/api/v1/apps/:app_id/payments', money.listPayments);
+raw('GET', '/payouts/connect/:link_id', money.showConnect);
+raw('POST', '/payouts/connect/:link_id', money.submitConnect);
 
 function match(route: Route, parts: string[]): Record<string, string> | undefined {
   if (route.segments.length !== parts.length) return undefined;
@@ -161,6 +175,8 @@ async function runApi(
   params: Record<string, string>,
 ): Promise<void> {
   const principal = authenticate(core, req);
+  // Usage: every request made with a user's access token counts, whatever its answer.
+  if (principal.kind === 'token') core.life.countCall(principal.app.id, principal.user.id);
   let rateHeaders: Record<string, string> = {};
   if (principal.kind === 'key') {
     const decision = core.rateLimiter.take(principal.key.key, RATE_LIMITS[principal.key.mode]);

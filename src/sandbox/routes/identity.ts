@@ -2,7 +2,7 @@ import type { ApiContext, ApiResult } from '../core.js';
 import { requireScope } from '../http/auth.js';
 import { invalidRequest, SandboxApiError } from '../http/errors.js';
 import { allowQuery } from '../http/query.js';
-import { entitlementFor, profileView } from '../model.js';
+import { profileView } from '../model.js';
 
 /** `GET /whoami`: the token's user, or the developer who owns the key's app. */
 export function whoami(ctx: ApiContext): ApiResult {
@@ -40,7 +40,8 @@ export function entitlements(ctx: ApiContext): ApiResult {
     throw invalidRequest('Query parameter "user_id" must look like usr_….');
   if (ctx.core.ledger.user(userId) === undefined)
     throw new SandboxApiError(404, 'not_found', `No user "${userId}".`);
-  const ent = entitlementFor(ctx.core, p.app, userId);
+  ctx.core.life.catchUp();
+  const ent = ctx.core.life.entitlement(p.app.id, userId);
   if (ent === null) {
     throw new SandboxApiError(404, 'not_found', `User "${userId}" has no entitlement on app "${p.app.id}".`);
   }

@@ -95,6 +95,15 @@ export class Ledger {
 
   /** Applies a change inside the open group's transaction (opening one if needed). */
   commit(change: Change): void {
+    this.inGroup(() => this.write(change));
+  }
+
+  /** Runs one statement on a room's own tables (billing) inside the open group's transaction, like a change. */
+  execute(text: string, ...params: SQLInputValue[]): void {
+    this.inGroup(() => this.sql(text).run(...params));
+  }
+
+  private inGroup(write: () => void): void {
     let group = this.group;
     if (group === undefined) {
       this.db.exec('BEGIN IMMEDIATE');
@@ -103,7 +112,7 @@ export class Ledger {
     }
     this.requests.getStore()?.groups.add(group);
     try {
-      this.write(change);
+      write();
     } catch (error) {
       this.fail(group, error);
       throw error;
@@ -254,7 +263,17 @@ export class Ledger {
   private removeApp(id: string): void {
     const app = this.app(id);
     if (!app) return;
-    for (const table of ['plans', 'api_keys', 'tokens', 'deliveries', 'delivery_seqs', 'pending_deliveries'])
+    for (const table of [
+      'plans',
+      'api_keys',
+      'tokens',
+      'deliveries',
+      'delivery_seqs',
+      'pending_deliveries',
+      'payments',
+      'payouts',
+      'payment_behaviours',
+    ])
       this.sql(`DELETE FROM ${table} WHERE app_id = ?`).run(id);
     this.sql('DELETE FROM subscriptions WHERE app_id = ?').run(id);
     this.sql('DELETE FROM users WHERE app_id = ?').run(id);
@@ -267,7 +286,7 @@ export class Ledger {
   private putDelivery(d: DeliveryRecord): void {
     if (d.seq <= this.lastSeq(d.app_id)) return;
     this.sql(
-      `INSERT INTO deliveries (${rows.deliveries.columns.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO deliveries (${rows.deliveries.columns.join(', ')}) VALUES (${rows.deliveries.columns.map(() => '?').join(', ')})`,
     ).run(...rows.deliveries.toRow(d));
     this.sql(
       'INSERT INTO delivery_seqs (app_id, last_seq) VALUES (?, ?) ON CONFLICT (app_id) DO UPDATE SET last_seq = excluded.last_seq',
@@ -405,7 +424,7 @@ export class Ledger {
   /** Every delivery still owed to a webhook URL, soonest first. */
   allPending(): PendingDelivery[] {
     const list = this.sql(
-      'SELECT p.*, d.seq, d.id, d.event, d.created_at, d.body, d.signature FROM pending_deliveries p ' +
+      'SELECT p.*, d.seq, d.id, d.event, d.created_at, d.body, d.signature, d.simulated FROM pending_deliveries p ' +
         'JOIN deliveries d ON d.id = p.delivery_id ORDER BY p.due_at',
     ).all() as Row[];
     return list.map((r) => rows.pendingDeliveries.fromRow(r, rows.deliveries.fromRow(r)));

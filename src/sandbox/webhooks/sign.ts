@@ -18,5 +18,6 @@ export function deliveryHeaders(d: DeliveryRecord): Record<string, string> {
     [HEADER.signature]: d.signature,
     [HEADER.delivery]: d.id,
     [HEADER.event]: d.event,
+    ...(d.simulated ? { [HEADER.simulated]: d.simulated } : {}),
   };
 }
