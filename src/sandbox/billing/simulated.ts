@@ -50,9 +50,8 @@ export function enactEvent(
   const allowed = ENACTED_FIELDS[event] ?? [];
   for (const key of Object.keys(data)) {
     if (key === 'cancelled_at' || key === 'reason') {
-      throw conflict(
-        'set_by_marketplace',
-        `"${key}" is set by the marketplace when it cancels; leave it out, or send the payload as given with --synthetic.`,
+      throw invalidRequest(
+        `In "data": "${key}" is set by the marketplace when it cancels; leave it out, or send the payload as given with --synthetic.`,
       );
     }
     if (!allowed.includes(key)) {
