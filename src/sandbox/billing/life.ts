@@ -1,6 +1,6 @@
 import type { SandboxCore } from '../core.js';
-import { SandboxApiError } from '../http/errors.js';
-import { isoTime, randomId } from '../ids.js';
+import { SandboxApiError } from '../http/problem.js';
+import { isoStamp, randomId, secretsEqual } from '../ids.js';
 import type { AppRecord, Scope, UserRecord } from '../storage/records.js';
 import type { EmitResult } from '../webhooks/deliveries.js';
 import { accessDecision, entitlementView, type EntitlementView } from './access.js';
@@ -13,6 +13,16 @@ import type { SqlBillingStore } from './sql-store.js';
 
 /** How often transitions that fall due in real time are run between requests. */
 const SWEEP_MS = 5_000;
+/** How long a payment processor's connect link may be used (once). */
+const CONNECT_TTL_MS = 10 * 60_000;
+
+/** A pending connect page of the simulated processor (memory only: it lives 10 minutes). */
+export interface ConnectLink {
+  id: string;
+  app_id: string;
+  csrf: string;
+  expires_at: string;
+}
 
 /** A refusal of billing as the API answers it. */
 export function apiError(e: unknown): unknown {
@@ -27,6 +37,7 @@ export function apiError(e: unknown): unknown {
 export class Life {
   readonly clock: BusinessClock;
   private timer: NodeJS.Timeout | undefined;
+  private readonly links = new Map<string, ConnectLink>();
 
   constructor(
     private readonly core: SandboxCore,
@@ -39,7 +50,7 @@ export class Life {
   start(): void {
     this.store.carryForward();
     const seedApp = this.core.ledger.seed.app_id;
-    if (seedApp !== '') this.store.linkPayouts(seedApp, 'acct_sandbox', isoTime(this.clock.now()));
+    if (seedApp !== '') this.store.linkPayouts(seedApp, 'acct_sandbox', isoStamp(this.clock.now()));
     this.catchUp();
     this.timer = setInterval(() => {
       try {
@@ -77,7 +88,7 @@ export class Life {
   }
 
   clockView(): { now: string; offset_s: number } {
-    return { now: isoTime(this.clock.now()), offset_s: Math.floor(this.clock.offsetMs() / 1000) };
+    return { now: isoStamp(this.clock.now()), offset_s: Math.floor(this.clock.offsetMs() / 1000) };
   }
 
   /** `POST /simulator/clock`: moves business time, running and listing every transition on the way. */
@@ -94,7 +105,7 @@ export class Life {
           this.sendInBackground(t);
         },
       );
-      return { from: isoTime(moved.from), ...this.clockView(), transitions };
+      return { from: isoStamp(moved.from), ...this.clockView(), transitions };
     } catch (e) {
       throw apiError(e);
     }
@@ -110,7 +121,7 @@ export class Life {
   check(appId: string, userId: string, feature: string) {
     const entitlement = this.entitlement(appId, userId);
     const now = this.clock.now();
-    return { ...accessDecision(entitlement, feature, now), now: isoTime(now), entitlement };
+    return { ...accessDecision(entitlement, feature, now), now: isoStamp(now), entitlement };
   }
 
   /** A test user as the simulator answers it. */
@@ -198,7 +209,7 @@ export class Life {
       email: input.email ?? `${id}@sandbox.test`,
       name: input.name ?? 'Test User',
       app_id: app.id,
-      created_at: isoTime(this.core.now()),
+      created_at: isoStamp(this.core.now()),
     };
     this.core.ledger.commit({ op: 'user', v: user });
     const sends = [first.sent];
@@ -257,6 +268,40 @@ export class Life {
   /** The app's oldest test user whose subscription can be cancelled, if any. */
   firstCancellable(appId: string): string | undefined {
     return this.store.firstCancellable(appId);
+  }
+
+  /** A new connect link for the app's payment account. */
+  startConnect(appId: string): ConnectLink {
+    const now = this.core.now();
+    for (const [id, l] of this.links) if (Date.parse(l.expires_at) <= now) this.links.delete(id);
+    const link = {
+      id: randomId('lnk', 16),
+      app_id: appId,
+      csrf: randomId('csrf', 16),
+      expires_at: isoStamp(now + CONNECT_TTL_MS),
+    };
+    this.links.set(link.id, link);
+    return link;
+  }
+
+  /** The live connect link `id`, if any. */
+  connectLink(id: string): ConnectLink | undefined {
+    const link = this.links.get(id);
+    return link && Date.parse(link.expires_at) > this.core.now() ? link : undefined;
+  }
+
+  /** Spends the connect link when the form carries its anti-CSRF token. */
+  takeConnectLink(id: string, csrf: string): ConnectLink | undefined {
+    const link = this.connectLink(id);
+    if (!link || !secretsEqual(csrf, link.csrf)) return undefined;
+    this.links.delete(id);
+    return link;
+  }
+
+  /** Links a new test account to the app (an app linked before keeps its account); answers the account. */
+  linkPayouts(appId: string): string {
+    this.store.linkPayouts(appId, randomId('acct', 8), isoStamp(this.clock.now()));
+    return this.store.payouts(appId)!.account_id;
   }
 
   /** Counts a request made with a user's access token (whatever its answer). */

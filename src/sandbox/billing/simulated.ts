@@ -1,13 +1,12 @@
 import type { SandboxCore } from '../core.js';
-import { invalidRequest, SandboxApiError } from '../http/errors.js';
+import { invalidRequest, SandboxApiError } from '../http/problem.js';
 import { issueTokens } from '../model.js';
 import type { AppRecord, Scope } from '../storage/records.js';
 import type { EmitResult } from '../webhooks/deliveries.js';
 import type { Life } from './life.js';
 import type { Transition } from './records.js';
+import { APP_SCOPES } from '../routes/simulator-api.js';
 
-/** The scopes a third-party app may be granted; the simulator never issues `apps:write`. */
-export const APP_SCOPES: readonly Scope[] = ['identity:read', 'entitlements:read'];
 
 /** The fields each event's data may carry when it is enacted (the marketplace fills the rest). */
 const ENACTED_FIELDS: Record<string, readonly string[]> = {

@@ -1,4 +1,4 @@
-import { isoTime, randomId } from '../ids.js';
+import { isoStamp, randomId } from '../ids.js';
 import type { AppRecord, DeliveryRecord, PendingDelivery } from '../storage/records.js';
 import type { Ledger } from '../storage/ledger.js';
 import type { Relay } from './relay.js';
@@ -59,7 +59,7 @@ export class Deliveries {
     data: unknown,
     options: { synthetic?: boolean } = {},
   ): Promise<EmitResult> {
-    const envelope = { event, timestamp: isoTime(this.options.now()), data };
+    const envelope = { event, timestamp: isoStamp(this.options.now()), data };
     const body = JSON.stringify(envelope);
     const delivery: DeliveryRecord = {
       seq: this.store.nextSeq(app.id),
