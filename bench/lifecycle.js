@@ -65,7 +65,7 @@ async function developerToken(port, seed) {
   });
   const page = await send(port, 'GET', `/oauth/authorize?${query}`);
   const form = new URLSearchParams({ user_id: seed.developer.id, decision: 'approve' });
-  for (const m of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+  for (const m of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
     form.set(m[1], m[2]);
   const consent = await send(
     port,

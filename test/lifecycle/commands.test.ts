@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,8 @@ import { api } from './helpers.js';
 import { answerWith, startServer } from '../support/server.js';
 import { afterEach } from 'vitest';
 
+// Each test runs a dozen commands against its own sandbox: more than the default 30 s on a busy machine.
+vi.setConfig({ testTimeout: 90_000 });
 const ctx = useSandbox({ sandboxPerTest: true });
 const app = () => ctx.sandbox.seed.app.id;
 /** The clock is the sandbox's and entitlements name the user: those commands take no --app. */
@@ -216,7 +218,7 @@ describe('mkt apps payments', () => {
     expect(url).toMatch(new RegExp(`^${ctx.sandbox.siteUrl}/payouts/connect/`));
     const page = await (await fetch(url)).text();
     const form = new URLSearchParams({ decision: 'approve' });
-    for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
       form.set(m[1]!, m[2]!);
     const approved = await fetch(url, {
       method: 'POST',
@@ -240,5 +242,5 @@ describe('mkt apps payments', () => {
         kind: 'initial',
       }),
     ]);
-  });
+  }, 90_000);
 });
