@@ -121,7 +121,7 @@ describe('mkt trigger enacts the event it sends', () => {
     ]);
     expect(sent.code, sent.stderr).toBe(0);
     expect(JSON.parse(sent.stdout).transition).toMatchObject({ transition: 'plan_changed', to: 'active' });
-    const ent = JSON.parse((await mkt(['entitlements', '--user', user, '--json'])).stdout);
+    const ent = JSON.parse((await ctx.mkt(['entitlements', '--user', user, '--json'])).stdout);
     expect(ent).toMatchObject({ plan: 'pro-monthly', status: 'active' });
     const cancel = await mkt(['trigger', 'subscription.cancelled', '--user', user, '--json']);
     expect(JSON.parse(cancel.stdout).envelope.data).toMatchObject({
@@ -129,7 +129,7 @@ describe('mkt trigger enacts the event it sends', () => {
       plan: 'pro-monthly',
       reason: 'requested',
     });
-    const after = JSON.parse((await mkt(['entitlements', '--user', user, '--json'])).stdout);
+    const after = JSON.parse((await ctx.mkt(['entitlements', '--user', user, '--json'])).stdout);
     expect(after).toMatchObject({ status: 'cancelled', expires_at: ent.expires_at });
   });
 
@@ -163,7 +163,7 @@ describe('mkt trigger enacts the event it sends', () => {
     try {
       await patch(receiver.url);
       const user = ctx.sandbox.seed.users[1]!.id;
-      const before = JSON.parse((await mkt(['entitlements', '--user', user, '--json'])).stdout);
+      const before = JSON.parse((await ctx.mkt(['entitlements', '--user', user, '--json'])).stdout);
       const r = await mkt([
         'trigger',
         'subscription.cancelled',
@@ -179,7 +179,7 @@ describe('mkt trigger enacts the event it sends', () => {
       const [hit] = await receiver.waitFor(1);
       expect(hit!.headers['x-marketplace-simulated']).toBe('synthetic');
       expect(JSON.parse(hit!.body).data).toMatchObject({ user_id: user, plan: 'legacy' });
-      expect(JSON.parse((await mkt(['entitlements', '--user', user, '--json'])).stdout)).toEqual(before);
+      expect(JSON.parse((await ctx.mkt(['entitlements', '--user', user, '--json'])).stdout)).toEqual(before);
     } finally {
       await patch(null);
       await receiver.close();
