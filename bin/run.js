@@ -3,7 +3,15 @@
 // (esbuild.config.js, src/boot.ts): commands are found from oclif.manifest.json and only the one
 // run is evaluated. CommonJS (bin/package.json, dist/package.json): a run starts no ES module loader.
 const argv = process.argv.slice(2);
-if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version')) {
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 13)) {
+  // node:sqlite (the sandbox's store) and the rest of mkt need 22.13; say so before anything fails.
+  process.stderr.write(
+    `mkt needs Node.js 22.13 or newer; this is Node.js ${process.version}.\n` +
+      'Install a current Node.js (22 or 24) from https://nodejs.org and run mkt again.\n',
+  );
+  process.exitCode = 1;
+} else if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version')) {
   const { version } = require('../package.json');
   process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
 } else {
