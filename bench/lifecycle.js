@@ -14,7 +14,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent, createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../dist/sandbox/storage/database.js';
+import { openDatabase } from '../build/sandbox/storage/database.js';
 
 const USERS = 10_000;
 const DAYS = 365;
