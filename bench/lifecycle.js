@@ -127,8 +127,8 @@ function profile(i) {
 }
 
 /** The same records, written durably in one transaction to a database of the same schema, without the logic. */
-function floor(dataDir, answer) {
-  const db = openDatabase(dataDir);
+async function floor(dataDir, answer) {
+  const db = await openDatabase(dataDir);
   const subs = new Map();
   for (const t of answer.transitions) subs.set(t.user_id, t);
   db.exec('BEGIN IMMEDIATE');
@@ -254,7 +254,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, 50));
     const drainS = (performance.now() - drainStart) / 1000;
     await sb.stop();
-    const floorMs = floor(floorDir, answer);
+    const floorMs = await floor(floorDir, answer);
     const byKind = {};
     for (const t of answer.transitions) byKind[t.transition] = (byKind[t.transition] ?? 0) + 1;
     const n = answer.transitions.length;

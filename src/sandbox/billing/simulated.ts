@@ -7,7 +7,6 @@ import type { Life } from './life.js';
 import type { Transition } from './records.js';
 import { APP_SCOPES } from '../routes/simulator-api.js';
 
-
 /** The fields each event's data may carry when it is enacted (the marketplace fills the rest). */
 const ENACTED_FIELDS: Record<string, readonly string[]> = {
   'subscription.created': ['user_id', 'plan'],
