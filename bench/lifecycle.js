@@ -14,9 +14,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent, createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CACHE_KIB } from '../build/sandbox/billing/sql-store.js';
 import { openDatabase } from '../build/sandbox/storage/database.js';
 
-const USERS = 10_000;
+const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const DAYS = 365;
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
@@ -129,6 +130,7 @@ function profile(i) {
 /** The same records, written durably in one transaction to a database of the same schema, without the logic. */
 async function floor(dataDir, answer) {
   const db = await openDatabase(dataDir);
+  db.exec(`PRAGMA cache_size = ${CACHE_KIB}`); // as the sandbox's connection
   const subs = new Map();
   for (const t of answer.transitions) subs.set(t.user_id, t);
   db.exec('BEGIN IMMEDIATE');
