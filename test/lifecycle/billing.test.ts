@@ -185,6 +185,20 @@ describe('the subscription state machine over business time', () => {
     );
   });
 
+  it('runs the transitions of many users in time order, retries between renewals', () => {
+    const w = world();
+    const monthly = w.store.plan('app_1', 'pro-monthly')!;
+    for (let i = 0; i < 600; i++) {
+      const user = `usr_${String(i).padStart(4, '0')}`;
+      if (i % 3 === 0) w.store.behaviours.set(`app_1/${user}`, 'declines_renewals');
+      subscribe(w.store, { plan: monthly, user_id: user, at: T0 + i * 3_600_000 });
+    }
+    w.advance(400);
+    const times = w.log.map((t) => Date.parse(t.at));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(w.log.filter((t) => t.transition === 'expired')).toHaveLength(200);
+  });
+
   it('calendar periods do not drift', () => {
     expect(new Date(periodEnd(T0, 'monthly', 1)!).toISOString()).toBe('2026-02-28T10:00:00.000Z');
     expect(new Date(periodEnd(T0, 'monthly', 2)!).toISOString()).toBe('2026-03-31T10:00:00.000Z');

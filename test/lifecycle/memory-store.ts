@@ -27,14 +27,11 @@ export class MemoryBillingStore implements BillingStore {
   putSubscription(sub: Subscription) {
     this.subs.set(`${sub.app_id}/${sub.user_id}`, sub);
   }
-  nextDue(until: number) {
-    let best: Subscription | undefined;
-    for (const s of this.subs.values()) {
-      if (s.next_at === null || s.next_at > until) continue;
-      if (!best || s.next_at < best.next_at! || (s.next_at === best.next_at && s.user_id < best.user_id))
-        best = s;
-    }
-    return best;
+  dueBatch(until: number, limit: number) {
+    return [...this.subs.values()]
+      .filter((s) => s.next_at !== null && s.next_at <= until)
+      .sort((a, b) => a.next_at! - b.next_at! || (a.user_id < b.user_id ? -1 : 1))
+      .slice(0, limit);
   }
   paymentBehaviour(appId: string, userId: string) {
     return this.behaviours.get(`${appId}/${userId}`) ?? 'succeeds';

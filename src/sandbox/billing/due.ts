@@ -77,15 +77,26 @@ export function runDueTransition(store: BillingStore, sub: Subscription): Transi
   );
 }
 
+/** How many due subscriptions are read at once. */
+const BATCH = 256;
+
 /**
  * Runs every transition due up to `until` (business ms), in time order, calling `each` as each one
- * happens (so the caller sends its events in that order). Answers how many ran.
+ * happens (so the caller sends its events in that order). Due subscriptions are read in batches; a
+ * batch is followed in order only while no transition has made something due before the batch's
+ * last entry (a retry a day later could come before another user's renewal), else it is read again.
  */
 export function runDue(store: BillingStore, until: number, each: (t: Transition) => void): number {
   let count = 0;
-  for (let sub = store.nextDue(until); sub !== undefined; sub = store.nextDue(until)) {
-    each(runDueTransition(store, sub));
-    count += 1;
+  for (let batch = store.dueBatch(until, BATCH); batch.length > 0; batch = store.dueBatch(until, BATCH)) {
+    const horizon = batch.at(-1)!.next_at!;
+    for (const sub of batch) {
+      const t = runDueTransition(store, sub);
+      each(t);
+      count += 1;
+      const next = store.subscription(sub.app_id, sub.user_id)?.next_at;
+      if (next !== null && next !== undefined && next <= horizon) break;
+    }
   }
   return count;
 }

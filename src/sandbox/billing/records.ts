@@ -69,8 +69,8 @@ export interface BillingStore {
   plan(appId: string, planId: string): BillingPlan | undefined;
   subscription(appId: string, userId: string): Subscription | undefined;
   putSubscription(sub: Subscription): void;
-  /** The subscription whose `next_at` is earliest and not after `until` (ties by app then user id). */
-  nextDue(until: number): Subscription | undefined;
+  /** Up to `limit` subscriptions due by `until`, earliest `next_at` first (ties in creation order). */
+  dueBatch(until: number, limit: number): Subscription[];
   paymentBehaviour(appId: string, userId: string): PaymentBehaviour;
   addPayment(payment: Payment): void;
   /** The app's linked payment account (`acct_…`), or null. */

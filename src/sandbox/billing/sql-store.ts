@@ -164,13 +164,12 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     );
   }
 
-  nextDue(until: number): Subscription | undefined {
-    // The partial index on next_transition_at answers this in O(log n); ties go by creation (rowid).
-    const r = this.one(
-      'SELECT * FROM subscriptions WHERE next_transition_at IS NOT NULL AND next_transition_at <= ? ORDER BY next_transition_at LIMIT 1',
-      until,
-    );
-    return r && subFromRow(r);
+  dueBatch(until: number, limit: number): Subscription[] {
+    // The partial index on next_transition_at answers this in O(log n + limit); ties go by creation (rowid).
+    const rows = this.sql(
+      'SELECT * FROM subscriptions WHERE next_transition_at IS NOT NULL AND next_transition_at <= ? ORDER BY next_transition_at LIMIT ?',
+    ).all(until, limit) as Row[];
+    return rows.map(subFromRow);
   }
 
   /** Counts one API request made with the user's token in the current period. */
