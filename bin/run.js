@@ -15,8 +15,16 @@ if (major < 22 || (major === 22 && minor < 13)) {
   const { version } = require('../package.json');
   process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
 } else {
-  // Node 22 and later also keep these few files compiled (src/boot.ts caches the bundle).
-  require('node:module').enableCompileCache?.();
-  const oclif = require('../dist/oclif.js');
+  // src/boot.ts keeps the bundle compiled, and turns Node's compile cache on in the same checked
+  // folder (never Node's default, the shared temporary folder).
+  let oclif;
+  try {
+    oclif = require('../dist/oclif.js');
+  } catch (err) {
+    // A clone that was never built: one sentence and the command that builds it, not a Node stack.
+    if (err.code !== 'MODULE_NOT_FOUND' || !/dist[\\/]oclif\.js/.test(String(err.message))) throw err;
+    process.stderr.write('Error: mkt is not built yet in this folder.\n  Try: npm run build\n');
+    process.exit(1);
+  }
   oclif.execute({ dir: require('node:path').join(__dirname, '..') });
 }

@@ -31,3 +31,6 @@ export const DEFAULT_SANDBOX_PORT = 7878;
 
 /** The default site: the sandbox on its default port. */
 export const DEFAULT_SITE_URL = `http://127.0.0.1:${DEFAULT_SANDBOX_PORT}`;
+
+/** The loopback host names: where plain http is allowed (RFC 8252 §7.3) and local servers answer. */
+export const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'] as const;

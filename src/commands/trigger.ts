@@ -57,7 +57,9 @@ changes nothing (the delivery is marked X-Marketplace-Simulated: synthetic). Tes
     });
     if ('dry_run' in result) {
       if (!deps.json) {
-        deps.out.data(JSON.stringify(result.envelope, null, 2));
+        deps.out.json(result.envelope);
+        if (result.envelope.data.user_id === undefined)
+          deps.out.info(deps.out.dim("data.user_id is left to the marketplace: the app's first test user."));
         deps.out.info(deps.out.dim('Dry run: nothing was sent.'));
       }
       return result;
