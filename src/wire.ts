@@ -18,6 +18,8 @@ export const HEADER = {
   delivery: 'x-marketplace-delivery',
   /** The event kind, beside the body (ours, for filtering before parsing). */
   event: 'x-marketplace-event',
+  /** `synthetic` on a simulator event sent as given, without a transition (ours). */
+  simulated: 'x-marketplace-simulated',
   apiKey: 'x-api-key',
 } as const;
 

@@ -5,15 +5,18 @@ import { flags } from '../flags.js';
 import { EVENT_NAMES, buildEventData, checkEventName, triggerEvent } from '../simulator/events.js';
 
 export default class Trigger extends BaseCommand<typeof Trigger> {
-  static summary = 'Send a test webhook event through the Integration Simulator.';
+  static summary = 'Make an event happen through the Integration Simulator, and send it.';
   static description = `Events: ${EVENT_NAMES.join(', ')}.
-The marketplace signs it and delivers it to the app's webhook URL and to every \`mkt webhooks listen\`.
-Fields left out get defaults (the app's first test user, the user's plan, now). Test mode only.`;
+The marketplace performs the transition the event names (subscribe or change plan, cancel, authorize,
+revoke), then signs the event and delivers it to the app's webhook URL and to every \`mkt webhooks listen\`;
+data that contradicts the state is refused with what to do. --synthetic sends the payload as given and
+changes nothing (the delivery is marked X-Marketplace-Simulated: synthetic). Test mode only.`;
   static examples = [
     '<%= config.bin %> trigger subscription.created',
     '<%= config.bin %> trigger subscription.created --user usr_123 --plan pro-monthly',
     '<%= config.bin %> trigger user.authorized --set data.scopes=identity:read,entitlements:read',
-    '<%= config.bin %> trigger subscription.cancelled --dry-run',
+    '<%= config.bin %> trigger subscription.cancelled --user usr_123',
+    '<%= config.bin %> trigger subscription.cancelled --synthetic --set data.plan=legacy-plan',
   ];
   static enableJsonFlag = true;
   static args = { event: Args.string({ description: `event to send: ${EVENT_NAMES.join(', ')}` }) };
@@ -27,6 +30,7 @@ Fields left out get defaults (the app's first test user, the user's plan, now). 
     }),
     'data-file': Flags.string({ description: 'JSON file with the event data (or - for stdin)' }),
     'dry-run': Flags.boolean({ description: 'print the envelope that would be sent, send nothing' }),
+    synthetic: Flags.boolean({ description: 'send the data as given without changing any state' }),
   };
 
   async run() {
@@ -44,7 +48,13 @@ Fields left out get defaults (the app's first test user, the user's plan, now). 
     }
     const data = buildEventData(event, { file, sets: f.set, user: f.user, plan: f.plan });
     const deps = await this.deps();
-    const result = await triggerEvent(deps, { app: f.app, event, data, dryRun: f['dry-run'] });
+    const result = await triggerEvent(deps, {
+      app: f.app,
+      event,
+      data,
+      dryRun: f['dry-run'],
+      synthetic: f.synthetic,
+    });
     if ('dry_run' in result) {
       if (!deps.json) {
         deps.out.json(result.envelope);

@@ -1,6 +1,7 @@
 import type { Profile } from '../auth/login.js';
 import type { Deps } from '../deps.js';
 import { MktError, UsageError } from '../errors.js';
+import { featureAccess, usageText } from '../access/rule.js';
 
 /** The entitlement document; `status` and `expires_at` are optional, unknown fields are kept. */
 export interface Entitlement {
@@ -13,9 +14,6 @@ export interface Entitlement {
   expires_at?: string | null;
   [field: string]: unknown;
 }
-
-/** Statuses in which the user may use the plan's features (docs/DECISIONS.md §2). */
-const USABLE_STATUSES = new Set(['active', 'trialing']);
 
 /** `GET /whoami`: the profile of whoever the credential belongs to. */
 export async function whoami(deps: Deps): Promise<Profile> {
@@ -45,39 +43,21 @@ export async function entitlements(deps: Deps, input: { user?: string }): Promis
   return res.data;
 }
 
-/** Whether the entitlement lets the user use `feature`, and why not. */
+/** Whether the entitlement lets the user use `feature` by the one access rule, and why not. */
 export function checkFeature(
   ent: Entitlement,
   feature: string,
   now: number,
-): { allowed: true } | { allowed: false; reason: string } {
-  const features = Array.isArray(ent.features) ? ent.features : [];
-  if (!features.includes(feature)) {
-    const list = features.length ? features.join(', ') : 'none';
-    return {
-      allowed: false,
-      reason: `Plan "${ent.plan}" does not include "${feature}" (features: ${list}).`,
-    };
-  }
-  if (ent.status !== undefined && ent.status !== null && !USABLE_STATUSES.has(ent.status)) {
-    return { allowed: false, reason: `The subscription to "${ent.plan}" is ${ent.status}.` };
-  }
-  if (typeof ent.expires_at === 'string') {
-    const expires = Date.parse(ent.expires_at);
-    if (Number.isFinite(expires) && expires <= now) {
-      return { allowed: false, reason: `The subscription to "${ent.plan}" expired at ${ent.expires_at}.` };
-    }
-  }
-  return { allowed: true };
+): { allowed: true; message: string } | { allowed: false; reason: string } {
+  const access = featureAccess(ent, feature, now);
+  return access.allowed
+    ? { allowed: true, message: access.message }
+    : { allowed: false, reason: access.message };
 }
 
 /** Label/value pairs of an entitlement for the readable summary. */
 export function entitlementFields(ent: Entitlement): Array<[string, unknown]> {
-  const usage = ent.usage;
-  const calls =
-    usage && (usage.api_calls !== undefined || usage.limit !== undefined)
-      ? `${usage.api_calls ?? '?'} of ${usage.limit ?? 'unlimited'} API calls`
-      : undefined;
+  const calls = usageText(ent);
   return [
     ['User', ent.user_id],
     ['App', ent.app_id],

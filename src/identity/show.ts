@@ -33,6 +33,6 @@ export async function showEntitlements(
     throw new CheckFailedError('feature_not_allowed', check.reason, { document: ent });
   if (deps.json) return ent;
   if (!check) deps.out.fields(entitlementFields(ent));
-  else deps.out.success(`"${input.feature}" is included in plan "${ent.plan}"`);
+  else deps.out.success(check.message);
   return ent;
 }

@@ -1,3 +1,4 @@
+import type { Life } from './billing/life.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { AuthorizationRequest } from './routes/oauth/request.js';
 import type { AppRecord, KeyRecord, Scope, UserRecord } from './storage/records.js';
@@ -10,6 +11,8 @@ export interface SandboxCore {
   ledger: Ledger;
   deliveries: Deliveries;
   relay: Relay;
+  /** Business time, subscriptions over it, money, usage and revocation (docs/DECISIONS.md §5). */
+  life: Life;
   rateLimiter: RateLimiter;
   now: () => number;
   siteUrl: string;

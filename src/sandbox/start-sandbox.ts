@@ -2,6 +2,8 @@ import { DEFAULT_SANDBOX_PORT } from '../wire.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SandboxCore } from './core.js';
+import { Life } from './billing/life.js';
+import { SqlBillingStore } from './billing/sql-store.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { getRequestListener } from '@hono/node-server';
 import { sandboxApp } from './http/app.js';
@@ -106,7 +108,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     onCommitError: (e) => log(`state write failed: ${String(e)}`),
   });
   const relay = new Relay((appId) => ledger.history(appId));
-  const core: SandboxCore = {
+  const core = {
     ledger,
     relay,
     deliveries: new Deliveries(ledger, relay, {
@@ -121,8 +123,14 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     port: 0,
     authRequests: new Map(),
     codes: new Map(),
-  };
+  } as Omit<SandboxCore, 'life'> as SandboxCore;
+  core.life = new Life(
+    core,
+    new SqlBillingStore(ledger.db, (text, ...params) => ledger.execute(text, ...params)),
+  );
   if (fresh) seedLedger(core);
+  // Transitions that fell due while the sandbox was stopped happen now, in order.
+  core.life.start();
   await ledger.sync();
 
   // The handler is in place before listening, so no request can arrive unanswered.
@@ -163,6 +171,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
+        core.life.stop();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         core.deliveries.close();
         relay.closeAll();

@@ -129,8 +129,9 @@ function withDefaults(
   return out;
 }
 
-/** What `POST /simulator/events` answers. */
+/** What `POST /simulator/events` answers (`transition`: what the marketplace did, null when synthetic). */
 export interface TriggerResult {
+  transition?: unknown;
   delivery_id: string;
   event: string;
   envelope: Envelope;
@@ -158,17 +159,28 @@ export interface DryRun {
  */
 export async function triggerEvent(
   deps: Pick<Deps, 'api' | 'config' | 'profile' | 'session' | 'clock'>,
-  input: { app?: string; event: EventName; data: Record<string, unknown>; dryRun?: boolean },
+  input: {
+    app?: string;
+    event: EventName;
+    data: Record<string, unknown>;
+    dryRun?: boolean;
+    synthetic?: boolean;
+  },
 ): Promise<TriggerResult | DryRun> {
   await requireTestCredential(deps);
   const appId = await resolveAppId(deps, input);
-  const data = withDefaults(input.event, input.data, appId, deps.clock.now());
+  // An enacted event's times and scopes are the marketplace's; defaults are filled here only for
+  // what is sent as given (synthetic) or only shown (dry run).
+  const data =
+    input.dryRun || input.synthetic
+      ? withDefaults(input.event, input.data, appId, deps.clock.now())
+      : input.data;
   if (input.dryRun) {
     const full = await resolveServerDefaults(deps, input.event, data, appId);
     const envelope = { event: input.event, timestamp: isoSeconds(deps.clock.now()), data: full };
     return { dry_run: true, app_id: appId, envelope };
   }
-  const body = { app_id: appId, event: input.event, data };
+  const body = { app_id: appId, event: input.event, data, ...(input.synthetic ? { synthetic: true } : {}) };
   return (await deps.api.post<TriggerResult>('/simulator/events', body)).data;
 }
 

@@ -373,9 +373,10 @@ describe('simulator', () => {
       allowed: false,
       reason: 'feature_not_in_plan',
     });
+    // Past due keeps access until the grace period ends (docs/DECISIONS.md §5, the one access rule).
     expect((await check(sb.seed.users[2]!.id, 'export')).json).toMatchObject({
-      allowed: false,
-      reason: 'status_past_due',
+      allowed: true,
+      reason: 'feature_in_plan',
     });
     const cancelled = await call(sb, 'PATCH', `/api/v1/simulator/users/${user.json.id}`, {
       key,

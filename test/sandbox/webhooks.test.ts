@@ -33,7 +33,7 @@ describe('webhook deliveries', () => {
     receiver = await startServer(answerWith(200));
     sb = await startTestSandbox();
     await pointWebhookAt(receiver.url);
-    const user = sb.seed.users[0]!.id;
+    const user = sb.seed.users[1]!.id; // Fred, on the free plan: the event is enacted, so it must be a change
     const answer = await simulate('subscription.created', { user_id: user, plan: 'pro-monthly' });
     expect(answer.status).toBe(201);
     expect(answer.json).toMatchObject({
@@ -64,6 +64,7 @@ describe('webhook deliveries', () => {
       user_id: sb.seed.users[0]!.id,
       plan: 'pro-monthly',
       cancelled_at: expect.stringMatching(/Z$/),
+      reason: 'requested',
     });
     expect(cancelled.json.webhook).toEqual({
       url: null,
@@ -72,10 +73,11 @@ describe('webhook deliveries', () => {
       error: null,
     });
     const revoked = await simulate('user.revoked');
+    // Ada never authorized the app, so the revocation carries no scopes.
     expect(revoked.json.envelope.data).toEqual({
       user_id: sb.seed.users[0]!.id,
       app_id: sb.seed.app.id,
-      scopes: ['identity:read'],
+      scopes: [],
     });
     for (const bad of [
       simulate('user.deleted'),

@@ -10,7 +10,7 @@ const mkt = (args: string[], extra: Record<string, string> = {}) =>
 
 describe('mkt trigger', () => {
   it('sends an event and prints its delivery id and outcome', async () => {
-    const user = ctx.sandbox.seed.users[0]!.id;
+    const user = ctx.sandbox.seed.users[1]!.id; // Fred, on the free plan: subscribing is a real change
     const r = await mkt([
       'trigger',
       'subscription.created',
@@ -102,6 +102,88 @@ describe('mkt trigger', () => {
     }
     await server.close();
     expect(seen).toEqual([]);
+  });
+});
+
+describe('mkt trigger enacts the event it sends', () => {
+  it('subscribes: the webhook and GET /entitlements agree (the plan the event names is the plan)', async () => {
+    const user = JSON.parse(
+      (await mkt(['simulator', 'users', 'create', '--plan', 'free', '--json'])).stdout,
+    ).id;
+    const sent = await mkt([
+      'trigger',
+      'subscription.created',
+      '--user',
+      user,
+      '--plan',
+      'pro-monthly',
+      '--json',
+    ]);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(JSON.parse(sent.stdout).transition).toMatchObject({ transition: 'plan_changed', to: 'active' });
+    const ent = JSON.parse((await ctx.mkt(['entitlements', '--user', user, '--json'])).stdout);
+    expect(ent).toMatchObject({ plan: 'pro-monthly', status: 'active' });
+    const cancel = await mkt(['trigger', 'subscription.cancelled', '--user', user, '--json']);
+    expect(JSON.parse(cancel.stdout).envelope.data).toMatchObject({
+      user_id: user,
+      plan: 'pro-monthly',
+      reason: 'requested',
+    });
+    const after = JSON.parse((await ctx.mkt(['entitlements', '--user', user, '--json'])).stdout);
+    expect(after).toMatchObject({ status: 'cancelled', expires_at: ent.expires_at });
+  });
+
+  it('refuses what contradicts the state, with what to do, and sends nothing', async () => {
+    const ghost = await mkt(['trigger', 'subscription.cancelled', '--user', 'usr_nonexistent123']);
+    expect(ghost.code).toBe(1);
+    expect(ghost.stderr).toContain('No test user "usr_nonexistent123"');
+    expect(ghost.stderr).toContain('mkt simulator users list');
+    const free = JSON.parse(
+      (await mkt(['simulator', 'users', 'create', '--plan', 'free', '--json'])).stdout,
+    ).id;
+    const notPaid = await mkt(['trigger', 'subscription.cancelled', '--user', free]);
+    expect(notPaid.code).toBe(1);
+    expect(notPaid.stderr).toContain('cannot be cancelled');
+    const noPlan = await mkt(['trigger', 'subscription.created', '--user', free, '--plan', 'platinum']);
+    expect(noPlan.code).toBe(1);
+    expect(noPlan.stderr).toContain('No plan "platinum"');
+    const same = await mkt(['trigger', 'subscription.created', '--user', free, '--plan', 'free']);
+    expect(same.code).toBe(1);
+    expect(same.stderr).toContain('already on plan "free"');
+  });
+
+  it('--synthetic sends the payload as given, marked X-Marketplace-Simulated, and changes nothing', async () => {
+    const receiver = await startServer(answerWith(200));
+    const patch = (url: string | null) =>
+      fetch(`${ctx.sandbox.siteUrl}/api/v1/apps/${ctx.sandbox.seed.app.id}`, {
+        method: 'PATCH',
+        headers: { 'x-api-key': ctx.sandbox.seed.test_key, 'content-type': 'application/json' },
+        body: JSON.stringify({ webhook_url: url }),
+      });
+    try {
+      await patch(receiver.url);
+      const user = ctx.sandbox.seed.users[1]!.id;
+      const before = JSON.parse((await ctx.mkt(['entitlements', '--user', user, '--json'])).stdout);
+      const r = await mkt([
+        'trigger',
+        'subscription.cancelled',
+        '--synthetic',
+        '--user',
+        user,
+        '--plan',
+        'legacy',
+        '--json',
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).transition).toBeNull();
+      const [hit] = await receiver.waitFor(1);
+      expect(hit!.headers['x-marketplace-simulated']).toBe('synthetic');
+      expect(JSON.parse(hit!.body).data).toMatchObject({ user_id: user, plan: 'legacy' });
+      expect(JSON.parse((await ctx.mkt(['entitlements', '--user', user, '--json'])).stdout)).toEqual(before);
+    } finally {
+      await patch(null);
+      await receiver.close();
+    }
   });
 });
 

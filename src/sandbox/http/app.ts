@@ -4,6 +4,9 @@ import { dashboardPages } from '../routes/dashboard-pages.js';
 import { appsApi } from '../routes/apps-api.js';
 import { identityApi } from '../routes/identity-api.js';
 import { keysApi } from '../routes/keys-api.js';
+import { lifeApi } from '../routes/life-api.js';
+import { moneyApi } from '../routes/money-api.js';
+import { payoutsPages } from '../routes/payouts-pages.js';
 import { consentRoutes } from '../routes/oauth/consent.js';
 import { metadataRoutes } from '../routes/oauth/metadata.js';
 import { tokenRoutes } from '../routes/oauth/token-grant.js';
@@ -25,6 +28,8 @@ const API_ROOMS: ReadonlyArray<Hono<SandboxEnv>> = [
   keysApi,
   relayApi,
   simulatorApi,
+  lifeApi,
+  moneyApi,
 ];
 
 /** Pages and OAuth endpoints that are not behind API authentication. */
@@ -33,6 +38,7 @@ const OPEN_ROUTES: ReadonlyArray<Hono<SandboxEnv>> = [
   metadataRoutes,
   consentRoutes,
   tokenRoutes,
+  payoutsPages,
 ];
 
 const pattern = (path: string) => new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+').replace(/\*$/, '.*')}$`);

@@ -35,7 +35,10 @@ export const decodablePath = createMiddleware<SandboxEnv>(async (c, next) => {
 
 /** Authenticates an API request (a Bearer token or an API key) as `c.var.principal`, or 401. */
 export const authentication = createMiddleware<SandboxEnv>(async (c, next) => {
-  c.set('principal', authenticate(c.var.core, c.env.incoming.headers));
+  const principal = authenticate(c.var.core, c.env.incoming.headers);
+  c.set('principal', principal);
+  // Usage (docs/DECISIONS.md §5): every request made with a user's access token counts.
+  if (principal.kind === 'token') c.var.core.life.countCall(principal.app.id, principal.user.id);
   await next();
 });
 

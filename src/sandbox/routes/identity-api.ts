@@ -4,7 +4,7 @@ import { requireScope } from '../http/auth.js';
 import type { SandboxEnv } from '../http/env.js';
 import { invalidRequest, SandboxApiError } from '../http/problem.js';
 import { noQuery, query } from '../http/schemas.js';
-import { entitlementFor, profileView } from '../model.js';
+import { profileView } from '../model.js';
 
 /** Who is calling, and what they are entitled to. */
 export const identityApi = new Hono<SandboxEnv>()
@@ -49,7 +49,8 @@ export const identityApi = new Hono<SandboxEnv>()
       if (c.var.core.ledger.user(userId) === undefined) {
         throw new SandboxApiError(404, 'not_found', `No user "${userId}".`);
       }
-      const ent = entitlementFor(c.var.core, p.app, userId);
+      c.var.core.life.catchUp();
+      const ent = c.var.core.life.entitlement(p.app.id, userId);
       if (ent === null) {
         throw new SandboxApiError(
           404,

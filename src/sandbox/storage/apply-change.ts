@@ -84,7 +84,17 @@ function upsert(
 function removeApp(ledger: ChangeTarget, id: string): void {
   const app = ledger.app(id);
   if (!app) return;
-  for (const table of ['plans', 'api_keys', 'tokens', 'deliveries', 'delivery_seqs', 'pending_deliveries'])
+  for (const table of [
+    'plans',
+    'api_keys',
+    'tokens',
+    'deliveries',
+    'delivery_seqs',
+    'pending_deliveries',
+    'payments',
+    'payouts',
+    'payment_behaviours',
+  ])
     ledger.sql(`DELETE FROM ${table} WHERE app_id = ?`).run(id);
   ledger.sql('DELETE FROM subscriptions WHERE app_id = ?').run(id);
   ledger.sql('DELETE FROM users WHERE app_id = ?').run(id);
@@ -96,7 +106,9 @@ function removeApp(ledger: ChangeTarget, id: string): void {
 function putDelivery(ledger: ChangeTarget, d: DeliveryRecord): void {
   if (d.seq <= ledger.lastSeq(d.app_id)) return;
   ledger
-    .sql(`INSERT INTO deliveries (${rows.deliveries.columns.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+    .sql(
+      `INSERT INTO deliveries (${rows.deliveries.columns.join(', ')}) VALUES (${rows.deliveries.columns.map(() => '?').join(', ')})`,
+    )
     .run(...rows.deliveries.toRow(d));
   ledger
     .sql(

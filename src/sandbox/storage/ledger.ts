@@ -94,6 +94,15 @@ export class Ledger {
 
   /** Applies a change inside the open group's transaction (opening one if needed). */
   commit(change: Change): void {
+    this.inGroup(() => this.write(change));
+  }
+
+  /** Runs one statement on a room's own tables (billing) inside the open group's transaction, like a change. */
+  execute(text: string, ...params: SQLInputValue[]): void {
+    this.inGroup(() => this.sql(text).run(...params));
+  }
+
+  private inGroup(write: () => void): void {
     let group = this.group;
     if (group === undefined) {
       this.db.exec('BEGIN IMMEDIATE');
@@ -103,7 +112,7 @@ export class Ledger {
       setImmediate(() => this.flush(opened));
     }
     try {
-      this.write(change);
+      write();
     } catch (error) {
       this.fail(group, error);
       throw error;
@@ -376,7 +385,7 @@ export class Ledger {
   /** Every delivery still owed to a webhook URL, soonest first. */
   allPending(): PendingDelivery[] {
     const list = this.sql(
-      'SELECT p.*, d.seq, d.id, d.event, d.created_at, d.body, d.signature FROM pending_deliveries p ' +
+      'SELECT p.*, d.seq, d.id, d.event, d.created_at, d.body, d.signature, d.simulated FROM pending_deliveries p ' +
         'JOIN deliveries d ON d.id = p.delivery_id ORDER BY p.due_at',
     ).all() as Row[];
     return list.map((r) => rows.pendingDeliveries.fromRow(r, rows.deliveries.fromRow(r)));

@@ -1,3 +1,5 @@
+import { BILLING_MIGRATION } from '../billing/schema.js';
+
 /**
  * The sandbox's schema, one migration per entry, applied in order inside one transaction each and
  * recorded in `PRAGMA user_version`. Append a new entry to change the schema; never edit a shipped
@@ -87,4 +89,5 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tokens ADD COLUMN successor TEXT;
     `,
   },
+  BILLING_MIGRATION,
 ];

@@ -91,6 +91,8 @@ export interface DeliveryRecord {
   created_at: string;
   body: string;
   signature: string;
+  /** A synthetic simulator event, sent as given (header `X-Marketplace-Simulated: synthetic`). */
+  simulated?: 'synthetic';
 }
 
 /** A delivery still owed to the webhook URL: the next attempt's number and when it is due. */

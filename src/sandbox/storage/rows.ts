@@ -176,7 +176,7 @@ export const tokens = {
 };
 
 export const deliveries = {
-  columns: ['seq', 'id', 'app_id', 'event', 'created_at', 'body', 'signature'],
+  columns: ['seq', 'id', 'app_id', 'event', 'created_at', 'body', 'signature', 'simulated'],
   toRow: (d: DeliveryRecord): SQLInputValue[] => [
     d.seq,
     d.id,
@@ -185,6 +185,7 @@ export const deliveries = {
     d.created_at,
     d.body,
     d.signature,
+    d.simulated ?? null,
   ],
   fromRow: (r: Row): DeliveryRecord => ({
     seq: num(r.seq),
@@ -194,6 +195,7 @@ export const deliveries = {
     created_at: text(r.created_at),
     body: text(r.body),
     signature: text(r.signature),
+    ...(r.simulated === 'synthetic' ? { simulated: 'synthetic' as const } : {}),
   }),
 };
 

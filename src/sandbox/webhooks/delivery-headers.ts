@@ -12,5 +12,6 @@ export function outboundHeaders(d: DeliveryRecord): Record<string, string> {
     [HEADER.signature]: d.signature,
     [HEADER.delivery]: d.id,
     [HEADER.event]: d.event,
+    ...(d.simulated ? { [HEADER.simulated]: d.simulated } : {}),
   };
 }

@@ -54,7 +54,12 @@ export class Deliveries {
    * Creates a delivery for `event` (logged at once, so the caller's commit covers it); once it is on
    * disk, offers it to listeners and makes the first webhook attempt.
    */
-  emit(app: AppRecord, event: string, data: unknown): Promise<EmitResult> {
+  emit(
+    app: AppRecord,
+    event: string,
+    data: unknown,
+    options: { synthetic?: boolean } = {},
+  ): Promise<EmitResult> {
     const envelope = { event, timestamp: isoStamp(this.options.now()), data };
     const body = JSON.stringify(envelope);
     const delivery: DeliveryRecord = {
@@ -65,6 +70,7 @@ export class Deliveries {
       created_at: envelope.timestamp,
       body,
       signature: signBody(app.webhook_secret, body),
+      ...(options.synthetic ? { simulated: 'synthetic' as const } : {}),
     };
     this.store.addDelivery(delivery);
     const url = app.webhook_url;

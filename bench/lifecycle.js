@@ -1,0 +1,286 @@
+// The sandbox under business time: `POST /api/v1/simulator/clock {advance_s: 365 days}` over 10,000
+// subscribed test users of mixed plans and payment behaviours (about 110,000 transitions: renewals,
+// declined renewals, retries, expiries), measured as a developer meets it — the sandbox in its own
+// process (`mkt sandbox start`), the advance over HTTP, the webhook deliveries it causes drained to
+// a local receiver. Reported: wall time of the advance, transitions per second, the sandbox's peak
+// resident memory (VmHWM from /proc), and, in the same run, the floor: the same records (subscription
+// rows, charges, deliveries) written durably to a database of the same schema in one transaction,
+// without the lifecycle logic. Then the deliveries drain: every one arrives once.
+//
+// Run: npm run build && node bench/lifecycle.js
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { Agent, createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CACHE_KIB } from '../build/sandbox/billing/sql-store.js';
+import { openDatabase } from '../build/sandbox/storage/database.js';
+
+const USERS = Number(process.env.BENCH_USERS ?? 10_000);
+const DAYS = 365;
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+function send(port, method, path, headers = {}, body) {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent,
+        headers: payload === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const json = res.headers['content-type']?.includes('json') && text ? JSON.parse(text) : undefined;
+          resolve({ status: res.statusCode, headers: res.headers, text, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function must(promise, status) {
+  const res = await promise;
+  if (res.status !== status)
+    throw new Error(`expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
+  return res.json;
+}
+
+/** A developer token with apps:write, as a person gets it: the consent page, Approve, the token endpoint. */
+async function developerToken(port, seed) {
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const query = new URLSearchParams({
+    client_id: seed.app.client_id,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: 'apps:write',
+  });
+  const page = await send(port, 'GET', `/oauth/authorize?${query}`);
+  const form = new URLSearchParams({ user_id: seed.developer.id, decision: 'approve' });
+  for (const m of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
+    form.set(m[1], m[2]);
+  const consent = await send(
+    port,
+    'POST',
+    '/oauth/authorize',
+    { 'content-type': 'application/x-www-form-urlencoded' },
+    form.toString(),
+  );
+  const code = new URL(consent.headers.location).searchParams.get('code');
+  const body = {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: redirectUri,
+    client_id: seed.app.client_id,
+    client_secret: seed.app.client_secret,
+  };
+  return (await must(send(port, 'POST', '/api/oauth/token', {}, body), 200)).access_token;
+}
+
+/** `mkt sandbox start` in its own process; answers its port, seed and a way to read its peak memory. */
+async function startSandboxProcess(dataDir) {
+  const bin = new URL('../bin/run.js', import.meta.url).pathname;
+  const child = spawn(
+    process.execPath,
+    [bin, 'sandbox', 'start', '--json', '--quiet', '--port', '0', '--data-dir', dataDir],
+    {
+      env: { ...process.env, MKT_CONFIG_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  const info = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      try {
+        resolve(JSON.parse(out));
+      } catch {
+        // not complete yet
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
+  });
+  const peakMiB = async () =>
+    Number(/VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024;
+  const stop = () => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')));
+  return { port: Number(new URL(info.site_url).port), seed: info, peakMiB, stop };
+}
+
+/** The mix: mostly monthly plans that pay, some that decline renewals, trials, annual, one-time, free. */
+function profile(i) {
+  const r = i % 200;
+  if (r < 172) return { plan: 'pro-monthly' };
+  if (r < 186) return { plan: 'pro-monthly', payment_behaviour: 'declines_renewals' };
+  if (r < 192) return { plan: 'pro-monthly', trial_days: 14 };
+  if (r < 194) return { plan: 'pro-monthly', trial_days: 14, payment_behaviour: 'declines' };
+  if (r < 196) return { plan: 'pro-annual' };
+  if (r < 198) return { plan: 'lifetime', payment_behaviour: 'declines_renewals' };
+  return { plan: 'free' };
+}
+
+/** The same records, written durably in one transaction to a database of the same schema, without the logic. */
+async function floor(dataDir, answer) {
+  const db = await openDatabase(dataDir);
+  db.exec(`PRAGMA cache_size = ${CACHE_KIB}`); // as the sandbox's connection
+  const subs = new Map();
+  for (const t of answer.transitions) subs.set(t.user_id, t);
+  db.exec('BEGIN IMMEDIATE');
+  const insertSub = db.prepare(
+    `INSERT INTO subscriptions (app_id, user_id, plan, status, expires_at, cancelled_at, api_calls, created_at, next_transition_at) VALUES (?, ?, ?, 'active', ?, NULL, 0, ?, ?)`,
+  );
+  for (const [user, t] of subs) insertSub.run(t.app_id, user, t.plan, t.at, t.at, 0);
+  db.exec('COMMIT');
+  const started = performance.now();
+  db.exec('BEGIN IMMEDIATE');
+  const upsert = db.prepare(
+    `UPDATE subscriptions SET status = ?, expires_at = ?, api_calls = 0, next_transition_at = ?, periods = periods + 1, period_end = ?, failures = ?, charges = charges + 1, next_kind = ? WHERE app_id = ? AND user_id = ?`,
+  );
+  const pay = db.prepare(
+    'INSERT INTO payments (id, app_id, user_id, plan, amount, currency, outcome, kind, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const delivery = db.prepare(
+    'INSERT INTO deliveries (app_id, seq, id, event, created_at, body, signature) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  let seq = 0;
+  for (const t of answer.transitions) {
+    const at = Date.parse(t.at);
+    upsert.run(t.to, t.at, at + 2_592_000_000, at + 2_592_000_000, 0, 'renew', t.app_id, t.user_id);
+    if (t.payment)
+      pay.run(
+        t.payment.id,
+        t.app_id,
+        t.user_id,
+        t.plan,
+        t.payment.amount,
+        t.payment.currency,
+        t.payment.outcome,
+        t.payment.kind,
+        t.at,
+      );
+    for (const e of t.events) {
+      const body = JSON.stringify({ event: e.event, timestamp: t.at, data: e.data });
+      delivery.run(
+        t.app_id,
+        ++seq,
+        `dlv_${randomBytes(12).toString('hex')}`,
+        e.event,
+        t.at,
+        body,
+        'sha256=' + '0'.repeat(64),
+      );
+    }
+  }
+  db.exec('COMMIT');
+  const ms = performance.now() - started;
+  db.close();
+  return ms;
+}
+
+async function main() {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mkt-bench-life-'));
+  const floorDir = await mkdtemp(join(tmpdir(), 'mkt-bench-life-floor-'));
+  const received = new Set();
+  let duplicates = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const id = req.headers['x-marketplace-delivery'];
+      if (received.has(id)) duplicates++;
+      received.add(id);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+  const sb = await startSandboxProcess(dataDir);
+  try {
+    const { port, seed } = sb;
+    const auth = { authorization: `Bearer ${await developerToken(port, seed)}` };
+    const app = seed.app.id;
+    for (const plan of [
+      {
+        id: 'pro-annual',
+        name: 'Pro (annual)',
+        kind: 'annual',
+        price: { amount: 9900, currency: 'USD' },
+        features: ['basic', 'export'],
+      },
+      {
+        id: 'lifetime',
+        name: 'Lifetime',
+        kind: 'one_time',
+        price: { amount: 19900, currency: 'USD' },
+        features: ['basic', 'export'],
+      },
+    ])
+      await must(send(port, 'POST', `/api/v1/apps/${app}/plans`, auth, plan), 201);
+    const setupStart = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < USERS) {
+          const i = next++;
+          await must(
+            send(port, 'POST', '/api/v1/simulator/users', auth, { app_id: app, ...profile(i) }),
+            201,
+          );
+        }
+      }),
+    );
+    const setupS = (performance.now() - setupStart) / 1000;
+    await must(
+      send(port, 'PATCH', `/api/v1/apps/${app}`, auth, {
+        webhook_url: `http://127.0.0.1:${receiver.address().port}/hooks`,
+      }),
+      200,
+    );
+    const before = await sb.peakMiB();
+    const started = performance.now();
+    const answer = await must(
+      send(port, 'POST', '/api/v1/simulator/clock', auth, { advance_s: DAYS * 86_400 }),
+      200,
+    );
+    const advanceMs = performance.now() - started;
+    const peak = await sb.peakMiB();
+    const events = answer.transitions.reduce((n, t) => n + t.events.length, 0);
+    const drainStart = performance.now();
+    while (received.size < events && performance.now() - drainStart < 600_000)
+      await new Promise((r) => setTimeout(r, 50));
+    const drainS = (performance.now() - drainStart) / 1000;
+    await sb.stop();
+    const floorMs = await floor(floorDir, answer);
+    const byKind = {};
+    for (const t of answer.transitions) byKind[t.transition] = (byKind[t.transition] ?? 0) + 1;
+    const n = answer.transitions.length;
+    console.log(`setup: ${USERS} users over HTTP in ${setupS.toFixed(1)} s`);
+    console.log(
+      `advance ${DAYS} days: ${n} transitions in ${(advanceMs / 1000).toFixed(2)} s = ${Math.round(n / (advanceMs / 1000))} transitions/s`,
+    );
+    console.log(`  by kind: ${JSON.stringify(byKind)}; events sent: ${events}`);
+    console.log(
+      `sandbox peak resident memory: ${peak.toFixed(0)} MiB (before the advance: ${before.toFixed(0)} MiB)`,
+    );
+    console.log(
+      `floor (same records, one durable transaction, no logic): ${(floorMs / 1000).toFixed(2)} s; advance / floor = ${(advanceMs / floorMs).toFixed(2)}`,
+    );
+    console.log(
+      `deliveries drained: ${received.size} of ${events} in ${drainS.toFixed(1)} s after the answer; duplicates: ${duplicates}`,
+    );
+    if (received.size !== events) process.exitCode = 1;
+  } finally {
+    receiver.close();
+    agent.destroy();
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(floorDir, { recursive: true, force: true });
+  }
+}
+
+await main();

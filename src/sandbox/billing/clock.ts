@@ -1,0 +1,31 @@
+/** Where the business clock keeps its offset (persisted, so the clock survives a restart). */
+export interface OffsetStore {
+  clockOffset(): number;
+  setClockOffset(ms: number): void;
+}
+
+/**
+ * Business time (docs/DECISIONS.md §5): the real time plus an offset that only moves forward.
+ * Subscriptions, trials, periods, retries and usage periods follow it; transport time (tokens,
+ * codes, rate limits, envelope timestamps, signatures) never does.
+ */
+export class BusinessClock {
+  constructor(
+    private readonly real: () => number,
+    private readonly store: OffsetStore,
+  ) {}
+
+  now(): number {
+    return this.real() + this.store.clockOffset();
+  }
+
+  offsetMs(): number {
+    return this.store.clockOffset();
+  }
+
+  /** Moves the clock to `target` (ms); a target in the past is refused by the caller, never applied. */
+  moveTo(target: number): void {
+    const offset = target - this.real();
+    if (offset > this.store.clockOffset()) this.store.setClockOffset(offset);
+  }
+}

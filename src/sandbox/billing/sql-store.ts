@@ -1,0 +1,297 @@
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { OffsetStore } from './clock.js';
+import { CARRY_FORWARD_SQL } from './schema.js';
+import type {
+  BillingPlan,
+  BillingStore,
+  DueKind,
+  Kind,
+  Payment,
+  PaymentBehaviour,
+  SubStatus,
+  Subscription,
+} from './records.js';
+
+type Row = Record<string, SQLInputValue>;
+
+/** SQLite's page cache for the sandbox's connection, in KiB (negative: a size, not a page count). */
+export const CACHE_KIB = -65_536;
+
+const SUB_COLUMNS = [
+  'app_id',
+  'user_id',
+  'plan',
+  'status',
+  'expires_at',
+  'cancelled_at',
+  'api_calls',
+  'created_at',
+  'next_transition_at',
+  'anchor_at',
+  'periods',
+  'period_end',
+  'failures',
+  'charges',
+  'next_kind',
+];
+const UPSERT_SUB =
+  `INSERT INTO subscriptions (${SUB_COLUMNS.join(', ')}) VALUES (${SUB_COLUMNS.map(() => '?').join(', ')}) ` +
+  `ON CONFLICT (app_id, user_id) DO UPDATE SET ${SUB_COLUMNS.slice(2)
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', ')}`;
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const ms = (text: SQLInputValue | undefined): number | null =>
+  text === null || text === undefined ? null : Date.parse(String(text));
+const num = (v: SQLInputValue | undefined): number | null =>
+  v === null || v === undefined ? null : Number(v);
+
+function subFromRow(r: Row): Subscription {
+  return {
+    app_id: String(r.app_id),
+    user_id: String(r.user_id),
+    plan: String(r.plan),
+    status: String(r.status) as SubStatus,
+    expires_at: ms(r.expires_at),
+    cancelled_at: ms(r.cancelled_at),
+    api_calls: Number(r.api_calls),
+    created_at: ms(r.created_at) ?? 0,
+    next_at: num(r.next_transition_at),
+    anchor_at: num(r.anchor_at),
+    periods: Number(r.periods ?? 0),
+    period_end: num(r.period_end),
+    failures: Number(r.failures ?? 0),
+    charges: Number(r.charges ?? 0),
+    next_kind: (r.next_kind ?? null) as DueKind | null,
+  };
+}
+
+/**
+ * The billing store on the sandbox's SQLite database. Reads are plain queries; every write goes
+ * through `execute` (the ledger's, which joins the open group's transaction), so billing's changes
+ * commit or roll back with the request that made them.
+ */
+export class SqlBillingStore implements BillingStore, OffsetStore {
+  private readonly statements = new Map<string, StatementSync>();
+  private offset: number;
+
+  constructor(
+    private readonly db: DatabaseSync,
+    private readonly execute: (text: string, ...params: SQLInputValue[]) => void,
+  ) {
+    // A year of renewals over 10,000 users is one transaction touching every subscription a dozen
+    // times: with SQLite's default 2 MB page cache it spills and re-reads pages (BENCHMARKS.md).
+    db.exec(`PRAGMA cache_size = ${CACHE_KIB}`);
+    const row = this.one(`SELECT value FROM meta WHERE key = 'clock_offset_ms'`);
+    this.offset = row ? Number(row.value) : 0;
+  }
+
+  private sql(text: string): StatementSync {
+    let s = this.statements.get(text);
+    if (s === undefined) {
+      s = this.db.prepare(text);
+      this.statements.set(text, s);
+    }
+    return s;
+  }
+
+  private one(text: string, ...params: SQLInputValue[]): Row | undefined {
+    return this.sql(text).get(...params) as Row | undefined;
+  }
+
+  private run(text: string, ...params: SQLInputValue[]): void {
+    this.execute(text, ...params);
+  }
+
+  /** Gives subscriptions from an earlier sandbox their next transition (see CARRY_FORWARD_SQL). */
+  carryForward(): void {
+    this.run(CARRY_FORWARD_SQL);
+  }
+
+  clockOffset(): number {
+    return this.offset;
+  }
+
+  setClockOffset(value: number): void {
+    this.run(`INSERT OR REPLACE INTO meta (key, value) VALUES ('clock_offset_ms', ?)`, String(value));
+    this.offset = value;
+  }
+
+  /** Re-reads the offset (after a request that moved it was rolled back). */
+  reloadOffset(): void {
+    const row = this.one(`SELECT value FROM meta WHERE key = 'clock_offset_ms'`);
+    this.offset = row ? Number(row.value) : 0;
+  }
+
+  plan(appId: string, planId: string): BillingPlan | undefined {
+    const r = this.one('SELECT * FROM plans WHERE app_id = ? AND id = ?', appId, planId);
+    if (!r) return undefined;
+    return {
+      id: String(r.id),
+      app_id: String(r.app_id),
+      kind: String(r.kind) as Kind,
+      price: r.price === null ? null : (JSON.parse(String(r.price)) as BillingPlan['price']),
+      features: JSON.parse(String(r.features)) as string[],
+      api_call_limit: num(r.api_call_limit),
+      archived: Boolean(r.archived),
+      trial_days: Number(r.trial_days ?? 0),
+    };
+  }
+
+  subscription(appId: string, userId: string): Subscription | undefined {
+    const r = this.one('SELECT * FROM subscriptions WHERE app_id = ? AND user_id = ?', appId, userId);
+    return r && subFromRow(r);
+  }
+
+  putSubscription(s: Subscription): void {
+    this.run(
+      UPSERT_SUB,
+      s.app_id,
+      s.user_id,
+      s.plan,
+      s.status,
+      iso(s.expires_at),
+      iso(s.cancelled_at),
+      s.api_calls,
+      iso(s.created_at),
+      s.next_at,
+      s.anchor_at,
+      s.periods,
+      s.period_end,
+      s.failures,
+      s.charges,
+      s.next_kind,
+    );
+  }
+
+  dueBatch(until: number, limit: number): Subscription[] {
+    // The partial index on next_transition_at answers this in O(log n + limit); ties go by creation (rowid).
+    const rows = this.sql(
+      'SELECT * FROM subscriptions WHERE next_transition_at IS NOT NULL AND next_transition_at <= ? ORDER BY next_transition_at LIMIT ?',
+    ).all(until, limit) as Row[];
+    return rows.map(subFromRow);
+  }
+
+  /** Counts one API request made with the user's token in the current period. */
+  countCall(appId: string, userId: string): void {
+    this.run(
+      'UPDATE subscriptions SET api_calls = api_calls + 1 WHERE app_id = ? AND user_id = ?',
+      appId,
+      userId,
+    );
+  }
+
+  paymentBehaviour(appId: string, userId: string): PaymentBehaviour {
+    const r = this.one(
+      'SELECT behaviour FROM payment_behaviours WHERE app_id = ? AND user_id = ?',
+      appId,
+      userId,
+    );
+    return (r?.behaviour as PaymentBehaviour | undefined) ?? 'succeeds';
+  }
+
+  setPaymentBehaviour(appId: string, userId: string, behaviour: PaymentBehaviour): void {
+    this.run(
+      'INSERT OR REPLACE INTO payment_behaviours (app_id, user_id, behaviour) VALUES (?, ?, ?)',
+      appId,
+      userId,
+      behaviour,
+    );
+  }
+
+  addPayment(p: Payment): void {
+    this.run(
+      'INSERT INTO payments (id, app_id, user_id, plan, amount, currency, outcome, kind, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      p.id,
+      p.app_id,
+      p.user_id,
+      p.plan,
+      p.amount,
+      p.currency,
+      p.outcome,
+      p.kind,
+      p.created_at,
+    );
+  }
+
+  /** Charges of an app (one user's when given), oldest first, from `after` (a rowid cursor), at most `limit`. */
+  payments(
+    appId: string,
+    input: { userId?: string; after: number; limit: number },
+  ): Array<Payment & { cursor: number }> {
+    const rows = (
+      input.userId === undefined
+        ? this.sql(
+            'SELECT rowid AS cursor, * FROM payments WHERE app_id = ? AND rowid > ? ORDER BY rowid LIMIT ?',
+          ).all(appId, input.after, input.limit)
+        : this.sql(
+            'SELECT rowid AS cursor, * FROM payments WHERE app_id = ? AND user_id = ? AND rowid > ? ORDER BY rowid LIMIT ?',
+          ).all(appId, input.userId, input.after, input.limit)
+    ) as Row[];
+    return rows.map((r) => ({
+      cursor: Number(r.cursor),
+      id: String(r.id),
+      app_id: String(r.app_id),
+      user_id: String(r.user_id),
+      plan: String(r.plan),
+      amount: Number(r.amount),
+      currency: String(r.currency),
+      outcome: String(r.outcome) as Payment['outcome'],
+      kind: String(r.kind) as Payment['kind'],
+      created_at: String(r.created_at),
+    }));
+  }
+
+  payoutsAccount(appId: string): string | null {
+    return (
+      (this.one('SELECT account_id FROM payouts WHERE app_id = ?', appId)?.account_id as
+        string | undefined) ?? null
+    );
+  }
+
+  payouts(appId: string): { account_id: string; linked_at: string } | undefined {
+    const r = this.one('SELECT account_id, linked_at FROM payouts WHERE app_id = ?', appId);
+    return r && { account_id: String(r.account_id), linked_at: String(r.linked_at) };
+  }
+
+  linkPayouts(appId: string, accountId: string, at: string): void {
+    this.run(
+      'INSERT OR IGNORE INTO payouts (app_id, account_id, linked_at) VALUES (?, ?, ?)',
+      appId,
+      accountId,
+      at,
+    );
+  }
+
+  /** The app's oldest test user with a live subscription to a renewing plan (one that can be cancelled). */
+  firstCancellable(appId: string): string | undefined {
+    const r = this.one(
+      `SELECT s.user_id FROM subscriptions s JOIN plans p ON p.app_id = s.app_id AND p.id = s.plan
+       JOIN users u ON u.id = s.user_id AND u.app_id = s.app_id
+       WHERE s.app_id = ? AND s.status IN ('active', 'trialing', 'past_due') AND p.kind IN ('monthly', 'annual')
+       ORDER BY u.rowid LIMIT 1`,
+      appId,
+    );
+    return r === undefined ? undefined : String(r.user_id);
+  }
+
+  /** Every token of a user for an app (access, refresh and spent ones), for a revocation. */
+  userTokens(
+    appId: string,
+    userId: string,
+  ): Array<{ token: string; kind: string; family: string; scopes: string[] }> {
+    const rows = this.sql(
+      'SELECT token, kind, family, scopes FROM tokens WHERE app_id = ? AND user_id = ?',
+    ).all(appId, userId) as Row[];
+    return rows.map((r) => ({
+      token: String(r.token),
+      kind: String(r.kind),
+      family: String(r.family),
+      scopes: JSON.parse(String(r.scopes)) as string[],
+    }));
+  }
+
+  setTrialDays(appId: string, planId: string, days: number): void {
+    this.run('UPDATE plans SET trial_days = ? WHERE app_id = ? AND id = ?', days, appId, planId);
+  }
+}

@@ -1,0 +1,197 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { EVENT_NAMES } from '../../wire.js';
+import { apiError } from '../billing/life.js';
+import { PAYMENT_BEHAVIOURS } from '../billing/records.js';
+import { enactEvent } from '../billing/simulated.js';
+import { ownedApp, requireTestMode } from '../http/auth.js';
+import type { RouteContext, SandboxEnv } from '../http/env.js';
+import { paginate } from '../http/paging.js';
+import { invalidRequest, SandboxApiError } from '../http/problem.js';
+import { int, jsonBody, noQuery, query, text } from '../http/schemas.js';
+import type { EmitResult } from '../webhooks/dispatcher.js';
+import { STATUSES, type AppRecord } from '../storage/records.js';
+
+const appId = text(64, /^app_[A-Za-z0-9]+$/);
+const userId = text(64, /^usr_[A-Za-z0-9]+$/);
+const planId = text(63, /^[a-z0-9][a-z0-9-]*$/);
+const email = text(254, /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
+const behaviour = z.enum(PAYMENT_BEHAVIOURS as ['succeeds', 'declines', 'declines_renewals']);
+
+/** Checks the caller may use the simulator on app `id` (test mode, its own app). */
+function simulatorApp(c: RouteContext, id: string): AppRecord {
+  requireTestMode(c.var.principal);
+  return ownedApp({ core: c.var.core, principal: c.var.principal }, id);
+}
+
+/** What `POST /simulator/events` answers for one delivery. */
+function answer(event: string, r: EmitResult, transition: unknown) {
+  return {
+    delivery_id: r.delivery.id,
+    event,
+    envelope: r.envelope,
+    webhook: r.webhook,
+    listeners: r.listeners,
+    transition,
+  };
+}
+
+/**
+ * The marketplace's life (docs/DECISIONS.md §5): the business clock, test users over time, enacted
+ * events and the one access rule. The rules are in `billing/`; these routes parse and answer.
+ */
+export const lifeApi = new Hono<SandboxEnv>()
+  .get('/simulator/clock', noQuery, (c) => {
+    requireTestMode(c.var.principal);
+    c.var.core.life.catchUp();
+    return c.json(c.var.core.life.clockView(), 200);
+  })
+  // Business time moves forward; every transition on the way happens, in order, and is listed.
+  .post(
+    '/simulator/clock',
+    noQuery,
+    jsonBody(z.strictObject({ advance_s: int(1, 100 * 366 * 86_400).optional(), to: text(40).optional() })),
+    (c) => {
+      requireTestMode(c.var.principal);
+      const input = c.var.body;
+      if ((input.advance_s === undefined) === (input.to === undefined)) {
+        throw invalidRequest('Send either "advance_s" (seconds) or "to" (an ISO 8601 time).');
+      }
+      if (input.to !== undefined && Number.isNaN(Date.parse(input.to))) {
+        throw invalidRequest('Field "to" must be an ISO 8601 time.');
+      }
+      return c.json(c.var.core.life.advance(input), 200);
+    },
+  )
+  .get(
+    '/simulator/users',
+    query(
+      z.strictObject({ app_id: z.string(), limit: z.string().optional(), cursor: z.string().optional() }),
+    ),
+    (c) => {
+      const app = simulatorApp(c, c.var.query.app_id);
+      const { ledger, life } = c.var.core;
+      life.catchUp();
+      const view = (id: string) => {
+        const user = ledger.user(id);
+        return user && life.userView(user, app.id);
+      };
+      return c.json(paginate(c.var.query, ledger.userIds(app.id), view), 200);
+    },
+  )
+  .get('/simulator/users/:user_id', query(z.strictObject({ app_id: z.string() })), (c) => {
+    const app = simulatorApp(c, c.var.query.app_id);
+    const { life } = c.var.core;
+    life.catchUp();
+    return c.json(life.userView(life.testUser(app, c.req.param('user_id')), app.id), 200);
+  })
+  // A test user, subscribed by the *subscribe* transition (a trial or a charge).
+  .post(
+    '/simulator/users',
+    noQuery,
+    jsonBody(
+      z.strictObject({
+        app_id: appId,
+        plan: planId,
+        trial_days: int(0, 365).optional(),
+        payment_behaviour: behaviour.optional(),
+        status: z.enum(STATUSES).optional(),
+        email: email.optional(),
+        name: text(100).optional(),
+      }),
+    ),
+    (c) => {
+      const app = simulatorApp(c, c.var.body.app_id);
+      const { user } = c.var.core.life.createUser(app, c.var.body);
+      return c.json(c.var.core.life.userView(user, app.id), 201);
+    },
+  )
+  // Payment behaviour, a plan change, a forced status (edge cases), in that order.
+  .patch(
+    '/simulator/users/:user_id',
+    noQuery,
+    jsonBody(
+      z.strictObject({
+        app_id: appId,
+        plan: planId.optional(),
+        payment_behaviour: behaviour.optional(),
+        status: z.enum(STATUSES).optional(),
+      }),
+    ),
+    (c) => {
+      const { app_id, ...change } = c.var.body;
+      if (
+        change.plan === undefined &&
+        change.payment_behaviour === undefined &&
+        change.status === undefined
+      ) {
+        throw invalidRequest('Send "plan", "payment_behaviour" or "status" to change.');
+      }
+      const app = simulatorApp(c, app_id);
+      const { user } = c.var.core.life.updateUser(app, c.req.param('user_id'), change);
+      return c.json(c.var.core.life.userView(user, app.id), 200);
+    },
+  )
+  .post('/simulator/users/:user_id/cancel', noQuery, jsonBody(z.strictObject({ app_id: appId })), (c) => {
+    const app = simulatorApp(c, c.var.body.app_id);
+    const { user } = c.var.core.life.cancelUser(app, c.req.param('user_id'));
+    return c.json(c.var.core.life.userView(user, app.id), 200);
+  })
+  // The user removes the app: every token dies, relay streams close, `user.revoked` is sent.
+  .post('/simulator/users/:user_id/revoke', noQuery, jsonBody(z.strictObject({ app_id: appId })), (c) => {
+    const app = simulatorApp(c, c.var.body.app_id);
+    const { user, scopes, tokens } = c.var.core.life.revokeUser(app, c.req.param('user_id'));
+    return c.json({ user_id: user.id, app_id: app.id, scopes, tokens_revoked: tokens }, 200);
+  })
+  // Enacts the event (or, `synthetic`, sends it as given); answered after the first attempt.
+  .post(
+    '/simulator/events',
+    noQuery,
+    jsonBody(
+      z.strictObject({
+        app_id: appId,
+        event: z.enum(EVENT_NAMES),
+        data: z.unknown().optional(),
+        synthetic: z.boolean().optional(),
+      }),
+    ),
+    async (c) => {
+      const input = c.var.body;
+      const app = simulatorApp(c, input.app_id);
+      const raw = input.data ?? {};
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+        throw invalidRequest('Field "data" must be an object.');
+      }
+      const data = raw as Record<string, unknown>;
+      if (input.synthetic) {
+        const result = await c.var.core.deliveries.emit(app, input.event, data, { synthetic: true });
+        return c.json(answer(input.event, result, null), 201);
+      }
+      let enacted;
+      try {
+        enacted = enactEvent(c.var.core, c.var.core.life, app, input.event, data);
+      } catch (e) {
+        throw apiError(e);
+      }
+      const results = await enacted.sent;
+      const mine = results.filter((r) => r.delivery.event === input.event).at(-1);
+      if (!mine) throw new SandboxApiError(500, 'internal_error', 'The transition sent no event.');
+      return c.json(answer(input.event, mine, enacted.transition), 201);
+    },
+  )
+  // The one access rule at business time, with the entitlement it read.
+  .post(
+    '/simulator/entitlement-checks',
+    noQuery,
+    jsonBody(z.strictObject({ app_id: appId, user_id: userId, feature: text(64) })),
+    (c) => {
+      const input = c.var.body;
+      const app = simulatorApp(c, input.app_id);
+      const user = c.var.core.ledger.user(input.user_id);
+      if (!user || (user.app_id !== app.id && user.id !== app.owner_id)) {
+        throw new SandboxApiError(404, 'not_found', `No user "${input.user_id}" on app "${app.id}".`);
+      }
+      c.var.core.life.catchUp();
+      return c.json(c.var.core.life.check(app.id, user.id, input.feature), 200);
+    },
+  );

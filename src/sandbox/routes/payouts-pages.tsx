@@ -1,0 +1,76 @@
+import { Hono } from 'hono';
+import { decodeUtf8, mediaType, readRawBody } from '../http/body.js';
+import type { SandboxEnv } from '../http/env.js';
+import { sameOriginForm } from '../http/guards.js';
+import { Layout, page } from '../http/layout.js';
+import { pageError } from '../http/problem.js';
+
+const SPENT =
+  'This link was used, has expired, or the form is not its own; ask for a new one: mkt apps payments link';
+
+/**
+ * The simulated payment processor's connect page (docs/PROTOCOL.md, Money): Approve links a test
+ * account to the app. Single use; the form carries the link's one-time anti-CSRF token.
+ */
+export const payoutsPages = new Hono<SandboxEnv>()
+  .get('/payouts/connect/:link_id', (c) => {
+    const { life, ledger } = c.var.core;
+    const link = life.connectLink(c.req.param('link_id'));
+    const app = link && ledger.app(link.app_id);
+    if (!link || !app) throw pageError('link_expired', SPENT, 404);
+    return page(
+      c,
+      200,
+      <Layout title="Connect a payment account">
+        <h1>Connect a payment account</h1>
+        <p>
+          The sandbox plays the payment processor. Approve to link a test account to{' '}
+          <strong>{app.name}</strong> (<code>{app.id}</code>), so that it can sell paid plans.
+        </p>
+        <form method="post" action={`/payouts/connect/${link.id}`}>
+          <input type="hidden" name="csrf_token" value={link.csrf} />
+          <button name="decision" value="approve">
+            Approve
+          </button>
+          <button name="decision" value="deny">
+            Deny
+          </button>
+        </form>
+      </Layout>,
+    );
+  })
+  .post('/payouts/connect/:link_id', sameOriginForm, async (c) => {
+    const req = c.env.incoming;
+    const raw = await readRawBody(req);
+    if (mediaType(req) !== 'application/x-www-form-urlencoded') {
+      throw pageError('invalid_request', 'Send the form as application/x-www-form-urlencoded.');
+    }
+    const form = new URLSearchParams(decodeUtf8(raw) ?? '');
+    const { life, ledger } = c.var.core;
+    const link = life.takeConnectLink(c.req.param('link_id'), form.get('csrf_token') ?? '');
+    const app = link && ledger.app(link.app_id);
+    if (!link || !app) throw pageError('link_expired', SPENT, 403);
+    if (form.get('decision') !== 'approve') {
+      return page(
+        c,
+        200,
+        <Layout title="Not linked">
+          <h1>Not linked</h1>
+          <p>Nothing changed for {app.name}.</p>
+        </Layout>,
+      );
+    }
+    const account = life.linkPayouts(app.id);
+    await ledger.sync();
+    return page(
+      c,
+      200,
+      <Layout title="Linked">
+        <h1>Linked</h1>
+        <p>
+          <strong>{app.name}</strong> now sells paid plans; payouts go to <code id="account">{account}</code>.
+          You can close this page.
+        </p>
+      </Layout>,
+    );
+  });
