@@ -30,7 +30,9 @@ export function isLoopback(url: URL | string): boolean {
  * `note` adds where that was set (` (from MKT_SITE_URL)`). Throws a usage error saying what is wrong.
  */
 export function checkUrl(value: string, kind: UrlKind, label: string, note = ''): URL {
-  const fail = (why: string) => new UsageError(`${label} "${value}"${note} ${why}`, { code: 'invalid_url' });
+  // A user name or password is never repeated back (it would reach a terminal, a log or a CI page).
+  const shown = value.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1…@');
+  const fail = (why: string) => new UsageError(`${label} "${shown}"${note} ${why}`, { code: 'invalid_url' });
   const accepted = ACCEPTED[kind];
   // A forward target without a scheme is http (`localhost:3000` parses as the scheme "localhost:").
   const text = kind === 'forward' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? `http://${value}` : value;
@@ -44,7 +46,7 @@ export function checkUrl(value: string, kind: UrlKind, label: string, note = '')
     throw fail(`must start with http:// or https://.`);
   // A forward target may carry credentials (sent as HTTP Basic); an address others see may not.
   if (kind !== 'forward' && (url.username || url.password))
-    throw fail('must not contain a user name or password.');
+    throw fail('holds a user name or password, which mkt never stores or sends; give the URL without it.');
   if (text.includes('#')) throw fail('must not have a #fragment.');
   if (kind === 'site' && url.search) throw fail('must not have a query.');
   if ((kind === 'redirect' || kind === 'embed') && url.protocol === 'http:' && !isLoopback(url))

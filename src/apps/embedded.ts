@@ -44,7 +44,7 @@ export async function previewApp(
       1,
       {
         hints: [
-          `mkt apps update --app ${app.id} --embed-url https://…   (or http://127.0.0.1:PORT/… for a local page)`,
+          `mkt apps update ${app.id} --embed-url https://…   (or http://127.0.0.1:PORT/… for a local page)`,
         ],
       },
     );

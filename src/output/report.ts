@@ -28,16 +28,17 @@ export function reportError(
   if (bug && (io.verbose || io.env.DEBUG)) io.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
   if (io.json && error instanceof CheckFailedError && error.document !== undefined) {
     io.stdout.write(jsonText(error.document));
-    io.stderr.write(`${error.message}\n`);
+    io.stderr.write(`${safeText(error.message)}\n`);
     return error;
   }
   if (io.json) {
     io.stdout.write(jsonText({ error: { code: error.code, message: error.message, hints: error.hints } }));
     return error;
   }
-  // A check that said no is an answer, not a failure of mkt: its reason alone.
+  // A check that said no is an answer, not a failure of mkt: its reason (and what to do), no "Error:".
   if (PLAIN.has(error.code) || error instanceof CheckFailedError) {
     io.stderr.write(`${safeText(error.message)}\n`);
+    for (const hint of error.hints) io.stderr.write(`  Try: ${safeText(hint)}\n`);
     return error;
   }
   const label = bug ? 'Internal error (a bug in mkt):' : 'Error:';

@@ -14,10 +14,10 @@ describe('mkt apps preview', () => {
     const res = await ctx.mkt(['apps', 'preview', '--user', user()]);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`App ${app().id} has no embed URL`);
-    expect(res.stderr).toContain(`mkt apps update --app ${app().id} --embed-url https://…`);
+    expect(res.stderr).toContain(`mkt apps update ${app().id} --embed-url https://…`);
     expect(res.stdout).toBe('');
     const page = await fetch(`${ctx.sandbox.siteUrl}/dashboard/apps/${app().id}?user_id=${user()}`);
-    expect(await page.text()).toContain(`mkt apps update --app ${app().id} --embed-url &lt;url&gt;`);
+    expect(await page.text()).toContain(`mkt apps update ${app().id} --embed-url &lt;url&gt;`);
   });
 
   it('prints the dashboard URL that embeds the app for the test user (and --json)', async () => {
@@ -69,7 +69,7 @@ describe('--embed-url is https or a loopback http page', () => {
     const res = await ctx.mkt(['apps', 'update', '--embed-url', 'http://embed.example/app']);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain(
-      '--embed-url "http://embed.example/app" uses plain http on a host that is not loopback; expected https://… or, for a local page, http://127.0.0.1, http://[::1] or http://localhost.',
+      '--embed-url "http://embed.example/app" uses plain http on a host that is not loopback; expected https://… or, for a page on your machine, http://127.0.0.1, http://localhost, http://[::1] (or "" to clear it).',
     );
     for (const url of [
       'https://embed.example/app',

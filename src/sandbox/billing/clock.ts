@@ -23,6 +23,11 @@ export class BusinessClock {
     return this.store.clockOffset();
   }
 
+  /** Moves the clock forward by `ms` from where it stood (real time that passed meanwhile is kept). */
+  advanceBy(ms: number): void {
+    if (ms > 0) this.store.setClockOffset(this.store.clockOffset() + ms);
+  }
+
   /** Moves the clock to `target` (ms); a target in the past is refused by the caller, never applied. */
   moveTo(target: number): void {
     const offset = target - this.real();
