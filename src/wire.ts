@@ -19,6 +19,8 @@ export const HEADER = {
   /** The event kind, beside the body (ours, for filtering before parsing). */
   event: 'x-marketplace-event',
   apiKey: 'x-api-key',
+  /** The id the marketplace gives every API response (`req_…`), as its request log names it. */
+  requestId: 'x-request-id',
 } as const;
 
 /** Requests per minute allowed for each kind of API key (docs/INTERFACE.md §8). */

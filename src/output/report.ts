@@ -31,7 +31,7 @@ export function reportError(
   }
   if (io.json) {
     io.stdout.write(
-      `${JSON.stringify({ error: { code: error.code, message: error.message, hints: error.hints } }, null, 2)}\n`,
+      `${JSON.stringify({ error: { code: error.code, message: error.message, hints: error.hints, request_id: error.requestId } }, null, 2)}\n`,
     );
     return error;
   }
@@ -44,6 +44,7 @@ export function reportError(
     `${colorFor(io.stderr, io.env) ? `\u001b[31m${label}\u001b[0m` : label} ${error.message}\n`,
   );
   for (const hint of error.hints) io.stderr.write(`  Try: ${hint}\n`);
+  if (error.requestId) io.stderr.write(`  Request ID: ${error.requestId}\n`);
   if (bug) {
     io.stderr.write(
       io.verbose
