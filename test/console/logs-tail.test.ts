@@ -50,7 +50,10 @@ describe('mkt logs tail', () => {
   async function setup() {
     const server = await logServer();
     const dir = await tempDir();
-    cleanup.push(() => server.close(), () => dir.remove());
+    cleanup.push(
+      () => server.close(),
+      () => dir.remove(),
+    );
     const env = { MKT_SITE_URL: server.url, MKT_API_KEY: 'test_0123456789abcdef' };
     return { server, dir: dir.path, env };
   }
@@ -64,7 +67,9 @@ describe('mkt logs tail', () => {
     expect((await mkt.exit()).code).toBe(130);
     const out = mkt.stdout();
     expect(out).not.toContain('req_1'); // a 200, filtered out
-    expect(out).toContain('404  GET     /api/v1/apps/app_t/plans/\\u{1b}[31mred  2 ms  test_key:key_1  -  req_2  not_found');
+    expect(out).toContain(
+      '404  GET     /api/v1/apps/app_t/plans/\\u{1b}[31mred  2 ms  test_key:key_1  -  req_2  not_found',
+    );
     expect(out).toMatch(/500 {2}POST {4}\/api\/v1\/simulator\/events {2}3 ms .* req_3/);
     expect(out).not.toContain('\u001b');
     // The second connection asked for what came after the last entry it saw.

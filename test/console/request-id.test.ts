@@ -9,7 +9,12 @@ describe("mkt names the server's request id", () => {
 
   beforeAll(async () => {
     server = await startServer((_req, res) =>
-      json(res, 404, { error: { code: 'not_found', message: 'No app with id "app_x".' } }, { 'x-request-id': 'req_abc123' }),
+      json(
+        res,
+        404,
+        { error: { code: 'not_found', message: 'No app with id "app_x".' } },
+        { 'x-request-id': 'req_abc123' },
+      ),
     );
     dir = await tempDir();
     env = { MKT_SITE_URL: server.url, MKT_API_KEY: 'test_0123456789abcdef' };
@@ -36,6 +41,8 @@ describe("mkt names the server's request id", () => {
 
   it('in each --verbose response line', async () => {
     const r = await runMkt(['apps', 'get', '--app', 'app_x', '--verbose'], dir.path, { env });
-    expect(r.stderr).toMatch(/< 404 GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/apps\/app_x \(\d+ ms, req_abc123\)/);
+    expect(r.stderr).toMatch(
+      /< 404 GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/apps\/app_x \(\d+ ms, req_abc123\)/,
+    );
   });
 });

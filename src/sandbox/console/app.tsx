@@ -176,8 +176,9 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<Vars> {
   app.get('/console', async (c) => {
     const r = c.get('console');
     const apps = await visibleApps(r);
-    if (apps.length === 1 || r.session.principal.appId)
-      return c.redirect(appPath(apps[0]?.id ?? r.session.principal.appId!), 303);
+    // A session begun with an app's key has that app only; a developer sees the list (and can create one).
+    const only = r.session.principal.appId;
+    if (only) return c.redirect(appPath(only), 303);
     return render(r, { title: 'Apps' }, (csrf) => (
       <AppList apps={apps} csrf={csrf} canCreate={!r.session.principal.appId} />
     ));

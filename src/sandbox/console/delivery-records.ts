@@ -102,7 +102,10 @@ export class DeliveryRecords {
   constructor(private readonly db: DatabaseSync) {}
 
   /** The app's deliveries, newest first. */
-  list(appId: string, q: DeliveryQuery): { data: DeliveryView[]; has_more: boolean; next_cursor: string | null } {
+  list(
+    appId: string,
+    q: DeliveryQuery,
+  ): { data: DeliveryView[]; has_more: boolean; next_cursor: string | null } {
     const where = ['d.app_id = ?'];
     const params: SQLInputValue[] = [appId];
     if (q.cursor !== undefined) {

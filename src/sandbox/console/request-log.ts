@@ -30,7 +30,9 @@ export function requestLogFilter(query: RequestLogQuery): ((r: RequestLogRecord)
   const path = query.path ?? '';
   return (r) =>
     (parts.length === 0 ||
-      parts.some((p) => (p.endsWith('xx') ? Math.floor(r.status / 100) === Number(p[0]) : r.status === Number(p)))) &&
+      parts.some((p) =>
+        p.endsWith('xx') ? Math.floor(r.status / 100) === Number(p[0]) : r.status === Number(p),
+      )) &&
     r.path.startsWith(path);
 }
 
