@@ -190,7 +190,7 @@ describe.skipIf(!hasChromium())('the developer console in Chromium', () => {
 
     // The request log, live: a failing CLI request appears with the id the CLI printed.
     await page.goto(`${ctx.sandbox.siteUrl}/console/apps/${appId}/logs`);
-    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'));
+    await page.locator('#live-status', { hasText: /^Live/ }).waitFor();
     const failed = await dev(['plans', 'get', 'no-such-plan', '--app', appId]);
     const requestId = /Request ID: (req_\w+)/.exec(failed.stderr)![1]!;
     await page.locator(`[id="${requestId}"]`).waitFor();
