@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ConsoleRoom } from './console/room.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { AuthorizationRequest } from './routes/oauth/request.js';
 import type { AppRecord, KeyRecord, Scope, UserRecord } from './state/records.js';
@@ -12,6 +13,8 @@ export interface SandboxCore {
   deliveries: Deliveries;
   relay: Relay;
   rateLimiter: RateLimiter;
+  /** The developer console: its sessions, pages and the request log. */
+  console: ConsoleRoom;
   now: () => number;
   siteUrl: string;
   port: number;

@@ -1,6 +1,8 @@
 import { DEFAULT_SANDBOX_PORT } from '../wire.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConsoleRoom } from './console/room.js';
+import { newRequestId } from './console/request-log.js';
 import type { SandboxCore } from './core.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { handleRequest } from './http/router.js';
@@ -111,6 +113,15 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       log,
     }),
     rateLimiter: new RateLimiter(now),
+    console: new ConsoleRoom({
+      now,
+      siteUrl: () => core.siteUrl,
+      port: () => core.port,
+      saveToken: async (v) => {
+        store.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
+        await store.sync();
+      },
+    }),
     now,
     siteUrl: '',
     port: 0,
@@ -123,6 +134,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   // The handler is in place before listening, so no request can arrive unanswered.
   const server = createServer((req, res) => {
     const started = performance.now();
+    res.setHeader('x-request-id', newRequestId());
     res.on('finish', () => {
       const path = (req.url ?? '').split('?')[0];
       log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);

@@ -20,7 +20,7 @@ nav.tabs{background:#fff;border-bottom:1px solid var(--line);padding:0 1.5rem;di
 nav.tabs a{display:inline-block;padding:.65rem .8rem;color:var(--ink);text-decoration:none;border-bottom:3px solid transparent}
 nav.tabs a[aria-current=page]{border-bottom-color:var(--accent);font-weight:600;color:var(--accent)}
 nav.tabs .app-name{font-weight:700;margin-right:1rem}
-main{max-width:72rem;margin:0 auto;padding:1.25rem 1.5rem 3rem}
+main{max-width:80rem;margin:0 auto;padding:1.25rem 1.5rem 3rem}
 h1{font-size:1.5rem;margin:.5rem 0 1rem}h2{font-size:1.15rem;margin:0 0 .75rem}
 section.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:1rem 1.25rem;margin-bottom:1.25rem}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(20rem,1fr));gap:1.25rem}
@@ -29,6 +29,8 @@ dl.fields dt{color:var(--muted)}dl.fields dd{margin:0;overflow-wrap:anywhere}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.88em}
 pre{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.6rem .8rem;overflow:auto;max-height:20rem;white-space:pre-wrap;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%}
+.table-wrap{overflow-x:auto}
+td.mono,td.nowrap{white-space:nowrap}
 th,td{text-align:left;padding:.45rem .6rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:.85rem;color:var(--muted);font-weight:600;background:var(--bg)}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -39,8 +41,11 @@ form.stack{display:grid;gap:.6rem;max-width:34rem}
 form.row{display:flex;gap:.6rem;flex-wrap:wrap;align-items:end}
 label{display:grid;gap:.2rem;font-size:.9rem;font-weight:600}
 label span.hint{font-weight:400;color:var(--muted);font-size:.82rem}
-input,select,textarea{font:inherit;padding:.4rem .55rem;border:1px solid #8c959f;border-radius:6px;background:#fff;color:var(--ink)}
+input,select,textarea{font:inherit;font-weight:400;padding:.4rem .55rem;border:1px solid #8c959f;border-radius:6px;background:#fff;color:var(--ink)}
 textarea{min-height:4.5rem}
+label.check{display:flex;gap:.5rem;align-items:center;font-weight:400}
+.pair{display:flex;gap:.6rem;flex-wrap:wrap}
+.flash-text{margin:0}
 button{font:inherit;padding:.4rem .9rem;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
 button.secondary{background:#fff;color:var(--accent)}
 button.danger{background:#fff;color:var(--bad);border-color:var(--bad)}
@@ -78,7 +83,9 @@ export const CONSOLE_JS = `
     tr.id = e.id;
     var s = Number(e.status);
     var cls = s >= 500 ? 's-bad' : s >= 400 ? 's-warn' : 's-ok';
-    tr.appendChild(cell(e.at));
+    var at = cell(String(e.at).slice(11, 23), 'nowrap');
+    at.title = e.at;
+    tr.appendChild(at);
     tr.appendChild(cell(e.status, 'num ' + cls));
     tr.appendChild(cell(e.method));
     tr.appendChild(cell(e.path, 'mono'));

@@ -94,7 +94,7 @@ export const Page: FC<PropsWithChildren<{ frame: PageFrame }>> = ({ frame, child
 
 const FlashBox: FC<{ flash: Flash }> = ({ flash }) => (
   <div class={`flash ${flash.kind}`} role={flash.kind === 'error' ? 'alert' : 'status'} id="flash">
-    <p style="margin:0">{flash.message}</p>
+    <p class="flash-text">{flash.message}</p>
     {flash.secret ? (
       <div class="secret" id="revealed-secret">
         <strong>{flash.secret.label}</strong> (shown once; copy it now):

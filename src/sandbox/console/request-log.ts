@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /** How many requests are kept per app (docs/DECISIONS.md §6). */
 export const REQUEST_LOG_KEPT = 10_000;
 
@@ -81,4 +83,67 @@ export class RequestLog {
   forget(appId: string): void {
     this.byApp.delete(appId);
   }
+}
+
+/** Who made a request, as the log names it (never the secret). */
+export type LoggedCaller =
+  | { kind: 'key'; key: { id: string; mode: 'test' | 'live' }; app: { id: string } }
+  | { kind: 'token'; user: { id: string }; app: { id: string }; family: string };
+
+/** A new request id (`req_…`), for the `X-Request-Id` header and the log. */
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('hex')}`;
+}
+
+/**
+ * The log record of a finished API request: the caller's credential kind and id, the user it acted
+ * for, the path without its query.
+ */
+export function requestRecord(input: {
+  id: string;
+  startedAt: number;
+  now: number;
+  method: string;
+  url: string;
+  status: number;
+  caller: LoggedCaller;
+  errorCode?: string;
+}): RequestLogRecord {
+  const { caller } = input;
+  const path = input.url.split('?')[0] ?? '';
+  let user: string | null = null;
+  if (caller.kind === 'token') user = caller.user.id;
+  else {
+    const query = new URLSearchParams(input.url.split('?')[1] ?? '');
+    user = /^usr_[\w-]{1,64}$/.test(query.get('user_id') ?? '') ? query.get('user_id') : null;
+  }
+  return {
+    id: input.id,
+    at: new Date(input.startedAt).toISOString(),
+    method: input.method,
+    path: path.length > 512 ? `${path.slice(0, 512)}…` : path,
+    status: input.status,
+    latency_ms: Math.round((input.now - input.startedAt) * 10) / 10,
+    credential:
+      caller.kind === 'key'
+        ? { kind: caller.key.mode === 'live' ? 'live_key' : 'test_key', id: caller.key.id }
+        : { kind: 'token', id: caller.family },
+    user_id: user,
+    error_code: input.errorCode ?? null,
+  };
+}
+
+/**
+ * The apps whose logs a request belongs in: the caller's app, and the app its path names when the
+ * caller may manage that one (`ownerOf` answers an app's developer).
+ */
+export function loggedApps(
+  caller: LoggedCaller,
+  url: string,
+  ownerOf: (appId: string) => string | undefined,
+): string[] {
+  const named = /^\/api\/v1\/apps\/(app_[A-Za-z0-9_-]{1,64})(?:[/?]|$)/.exec(url)?.[1];
+  if (!named || named === caller.app.id) return [caller.app.id];
+  const mine = caller.kind === 'token' && ownerOf(named) === caller.user.id;
+  return mine ? [caller.app.id, named] : [caller.app.id];
 }

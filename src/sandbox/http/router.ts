@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { guardLocalHost } from '../../platform/local-host.js';
 import type { ApiContext, ApiResult, SandboxCore } from '../core.js';
+import * as consoleApi from '../console/api-routes.js';
 import * as apps from '../routes/apps.js';
 import * as dashboard from '../routes/dashboard.js';
 import { entitlements, whoami } from '../routes/identity.js';
@@ -70,6 +71,9 @@ api('GET', '/api/v1/apps/:app_id/keys', keys.listKeys);
 api('POST', '/api/v1/apps/:app_id/keys', keys.createKey);
 api('DELETE', '/api/v1/apps/:app_id/keys/:key_id', keys.deleteKey);
 api('GET', '/api/v1/apps/:app_id/webhooks/stream', webhookStream);
+api('POST', '/api/v1/console/sessions', consoleApi.createConsoleSession);
+api('GET', '/api/v1/apps/:app_id/logs', consoleApi.listAppRequests);
+api('GET', '/api/v1/apps/:app_id/logs/stream', consoleApi.streamAppRequests);
 api('POST', '/api/v1/simulator/users', sim.createSimulatorUser);
 api('PATCH', '/api/v1/simulator/users/:user_id', sim.updateSimulatorUser);
 api('POST', '/api/v1/simulator/events', sim.simulateEvent);
@@ -100,6 +104,8 @@ export async function handleRequest(
   res: ServerResponse,
 ): Promise<void> {
   if (!guardLocalHost(req, res, core.port)) return;
+  if (req.url === '/console' || req.url?.startsWith('/console/') || req.url?.startsWith('/console?'))
+    return core.console.handle(req, res);
   const isApi = (req.url ?? '').startsWith('/api/');
   try {
     let url: URL;
@@ -159,6 +165,20 @@ async function runApi(
   params: Record<string, string>,
 ): Promise<void> {
   const principal = authenticate(core, req);
+  const startedAt = core.now();
+  let errorCode: string | undefined;
+  res.once('finish', () =>
+    core.console.recordRequest({
+      id: String(res.getHeader('x-request-id') ?? ''),
+      startedAt,
+      method: req.method ?? '',
+      url: req.url ?? '',
+      status: res.statusCode,
+      caller: principal,
+      errorCode,
+      ownerOf: (id) => core.store.apps.get(id)?.owner_id,
+    }),
+  );
   let rateHeaders: Record<string, string> = {};
   if (principal.kind === 'key') {
     const decision = core.rateLimiter.take(principal.key.key, RATE_LIMITS[principal.key.mode]);
@@ -180,6 +200,7 @@ async function runApi(
     sendJson(res, result.status, result.body, { ...rateHeaders, ...result.headers });
   } catch (error) {
     if (error instanceof SandboxApiError) {
+      errorCode = error.code;
       throw new SandboxApiError(error.status, error.code, error.message, {
         ...rateHeaders,
         ...error.headers,

@@ -142,37 +142,42 @@ const KeysPage: FC<{ app: AppView; keys: KeyView[]; csrf: string }> = ({ app, ke
       {keys.length === 0 ? (
         <p class="empty">No keys.</p>
       ) : (
-        <table>
-          <caption class="vh">API keys of {app.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Ends with</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="vh">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.map((k) => (
+        <div class="table-wrap">
+          <table>
+            <caption class="vh">API keys of {app.name}</caption>
+            <thead>
               <tr>
-                <td class="mono">{k.id}</td>
-                <td>{k.mode}</td>
-                <td class="mono">…{k.last4}</td>
-                <td>{k.created_at}</td>
-                <td>
-                  <PostForm action={appPath(app.id, `/keys/${encodeURIComponent(k.id)}/revoke`)} csrf={csrf}>
-                    <button type="submit" class="danger" aria-label={`Revoke ${k.id}`}>
-                      Revoke
-                    </button>
-                  </PostForm>
-                </td>
+                <th scope="col">Id</th>
+                <th scope="col">Mode</th>
+                <th scope="col">Ends with</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="vh">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {keys.map((k) => (
+                <tr>
+                  <td class="mono">{k.id}</td>
+                  <td>{k.mode}</td>
+                  <td class="mono">…{k.last4}</td>
+                  <td>{k.created_at}</td>
+                  <td>
+                    <PostForm
+                      action={appPath(app.id, `/keys/${encodeURIComponent(k.id)}/revoke`)}
+                      csrf={csrf}
+                    >
+                      <button type="submit" class="danger" aria-label={`Revoke ${k.id}`}>
+                        Revoke
+                      </button>
+                    </PostForm>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </Card>
     <Card title="Create a key" id="create-key">

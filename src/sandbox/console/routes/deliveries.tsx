@@ -76,35 +76,37 @@ const DeliveryList: FC<{
       {deliveries.length === 0 ? (
         <p class="empty">No deliveries{filter.event || filter.state ? ' match' : ' yet'}.</p>
       ) : (
-        <table>
-          <caption class="vh">Deliveries, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Delivery</th>
-              <th scope="col">Event</th>
-              <th scope="col">State</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.map((d) => (
+        <div class="table-wrap">
+          <table>
+            <caption class="vh">Deliveries, newest first</caption>
+            <thead>
               <tr>
-                <td class="mono">
-                  <a href={appPath(app.id, `/deliveries/${encodeURIComponent(d.id)}`)}>{d.id}</a>
-                </td>
-                <td>{d.event}</td>
-                <td>
-                  <Badge text={d.state} />
-                </td>
-                <td class="num">{d.attempt_count}</td>
-                <td>{answerText(d.last_attempt)}</td>
-                <td>{d.created_at}</td>
+                <th scope="col">Delivery</th>
+                <th scope="col">Event</th>
+                <th scope="col">State</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Last answer</th>
+                <th scope="col">Created</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {deliveries.map((d) => (
+                <tr>
+                  <td class="mono">
+                    <a href={appPath(app.id, `/deliveries/${encodeURIComponent(d.id)}`)}>{d.id}</a>
+                  </td>
+                  <td>{d.event}</td>
+                  <td>
+                    <Badge text={d.state} />
+                  </td>
+                  <td class="num">{d.attempt_count}</td>
+                  <td>{answerText(d.last_attempt)}</td>
+                  <td>{d.created_at}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {next ? (
         <p>
@@ -148,33 +150,37 @@ const DeliveryDetail: FC<{ app: AppView; d: DeliveryView; csrf: string }> = ({ a
       {(d.attempts ?? []).length === 0 ? (
         <p class="empty">No attempts yet.</p>
       ) : (
-        <table>
-          <caption class="vh">Attempts, oldest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">At</th>
-              <th scope="col">Status</th>
-              <th scope="col">Latency</th>
-              <th scope="col">Error</th>
-              <th scope="col">What the URL answered</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(d.attempts ?? []).map((a, i) => (
-              <tr class="attempt">
-                <td class="num">{i + 1}</td>
-                <td>{a.at}</td>
-                <td>
-                  {a.status === null ? <span class="s-bad">no answer</span> : <Badge text={a.status} />}
-                </td>
-                <td class="num">{a.latency_ms === null ? '—' : `${a.latency_ms} ms`}</td>
-                <td>{a.error ?? ''}</td>
-                <td>{a.response_excerpt ? <pre>{a.response_excerpt}</pre> : <span class="muted">—</span>}</td>
+        <div class="table-wrap">
+          <table>
+            <caption class="vh">Attempts, oldest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">#</th>
+                <th scope="col">At</th>
+                <th scope="col">Status</th>
+                <th scope="col">Latency</th>
+                <th scope="col">Error</th>
+                <th scope="col">What the URL answered</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {(d.attempts ?? []).map((a, i) => (
+                <tr class="attempt">
+                  <td class="num">{i + 1}</td>
+                  <td>{a.at}</td>
+                  <td>
+                    {a.status === null ? <span class="s-bad">no answer</span> : <Badge text={a.status} />}
+                  </td>
+                  <td class="num">{a.latency_ms === null ? '—' : `${a.latency_ms} ms`}</td>
+                  <td>{a.error ?? ''}</td>
+                  <td>
+                    {a.response_excerpt ? <pre>{a.response_excerpt}</pre> : <span class="muted">—</span>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </Card>
     {d.body ? (

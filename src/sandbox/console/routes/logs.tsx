@@ -66,37 +66,41 @@ const LogPage: FC<{ app: AppView; entries: LogEntry[]; filter: { status: string;
         <p id="live-status" class="muted" role="status">
           Reload for new requests (live updates need JavaScript).
         </p>
-        <table>
-          <caption class="vh">Requests, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">At</th>
-              <th scope="col">Status</th>
-              <th scope="col">Method</th>
-              <th scope="col">Path</th>
-              <th scope="col">Latency</th>
-              <th scope="col">Credential</th>
-              <th scope="col">User</th>
-              <th scope="col">Error</th>
-              <th scope="col">Request id</th>
-            </tr>
-          </thead>
-          <tbody id="log-rows" data-stream={`${appPath(app.id, '/logs/stream')}?${query}`}>
-            {entries.map((e) => (
-              <tr id={e.id}>
-                <td>{e.at}</td>
-                <td class={`num ${statusClass(e.status)}`}>{e.status}</td>
-                <td>{e.method}</td>
-                <td class="mono">{e.path}</td>
-                <td class="num">{e.latency_ms} ms</td>
-                <td class="mono">{e.credential ? `${e.credential.kind}:${e.credential.id}` : '-'}</td>
-                <td class="mono">{e.user_id ?? '-'}</td>
-                <td>{e.error_code ?? ''}</td>
-                <td class="mono">{e.id}</td>
+        <div class="table-wrap">
+          <table>
+            <caption class="vh">Requests, newest first (times in UTC)</caption>
+            <thead>
+              <tr>
+                <th scope="col">At (UTC)</th>
+                <th scope="col">Status</th>
+                <th scope="col">Method</th>
+                <th scope="col">Path</th>
+                <th scope="col">Latency</th>
+                <th scope="col">Credential</th>
+                <th scope="col">User</th>
+                <th scope="col">Error</th>
+                <th scope="col">Request id</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody id="log-rows" data-stream={`${appPath(app.id, '/logs/stream')}?${query}`}>
+              {entries.map((e) => (
+                <tr id={e.id}>
+                  <td class="nowrap" title={e.at}>
+                    {e.at.slice(11, 23)}
+                  </td>
+                  <td class={`num ${statusClass(e.status)}`}>{e.status}</td>
+                  <td>{e.method}</td>
+                  <td class="mono">{e.path}</td>
+                  <td class="num">{e.latency_ms} ms</td>
+                  <td class="mono">{e.credential ? `${e.credential.kind}:${e.credential.id}` : '-'}</td>
+                  <td class="mono">{e.user_id ?? '-'}</td>
+                  <td>{e.error_code ?? ''}</td>
+                  <td class="mono">{e.id}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
         {entries.length === 0 ? (
           <p class="empty" id="log-empty">
             No requests yet.

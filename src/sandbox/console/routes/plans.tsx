@@ -48,50 +48,52 @@ const PlansPage: FC<{ app: AppView; plans: PlanView[]; csrf: string }> = ({ app,
       {plans.length === 0 ? (
         <p class="empty">No plans yet.</p>
       ) : (
-        <table>
-          <caption class="vh">Plans of {app.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Price</th>
-              <th scope="col">Features</th>
-              <th scope="col">API calls</th>
-              <th scope="col">Subscribers</th>
-              <th scope="col">
-                <span class="vh">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {plans.map((p) => (
-              <tr id={`plan-${p.id}`}>
-                <td class="mono">{p.id}</td>
-                <td>
-                  {p.name} {p.archived ? <Badge text="archived" /> : null}
-                </td>
-                <td>{p.kind}</td>
-                <td class="num">{priceText(p.price)}</td>
-                <td>{p.features.join(', ') || <span class="muted">—</span>}</td>
-                <td class="num">{p.api_call_limit ?? 'unlimited'}</td>
-                <td class="num">{p.subscribers ?? '—'}</td>
-                <td>
-                  {p.archived ? null : (
-                    <PostForm
-                      action={appPath(app.id, `/plans/${encodeURIComponent(p.id)}/delete`)}
-                      csrf={csrf}
-                    >
-                      <button type="submit" class="danger" aria-label={`Delete or archive ${p.id}`}>
-                        Delete
-                      </button>
-                    </PostForm>
-                  )}
-                </td>
+        <div class="table-wrap">
+          <table>
+            <caption class="vh">Plans of {app.name}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Id</th>
+                <th scope="col">Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Price</th>
+                <th scope="col">Features</th>
+                <th scope="col">API calls</th>
+                <th scope="col">Subscribers</th>
+                <th scope="col">
+                  <span class="vh">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {plans.map((p) => (
+                <tr id={`plan-${p.id}`}>
+                  <td class="mono">{p.id}</td>
+                  <td>
+                    {p.name} {p.archived ? <Badge text="archived" /> : null}
+                  </td>
+                  <td>{p.kind}</td>
+                  <td class="num">{priceText(p.price)}</td>
+                  <td>{p.features.join(', ') || <span class="muted">—</span>}</td>
+                  <td class="num">{p.api_call_limit ?? 'unlimited'}</td>
+                  <td class="num">{p.subscribers ?? '—'}</td>
+                  <td>
+                    {p.archived ? null : (
+                      <PostForm
+                        action={appPath(app.id, `/plans/${encodeURIComponent(p.id)}/delete`)}
+                        csrf={csrf}
+                      >
+                        <button type="submit" class="danger" aria-label={`Delete or archive ${p.id}`}>
+                          Delete
+                        </button>
+                      </PostForm>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <p class="muted">A plan with subscribers is archived rather than deleted.</p>
     </Card>
@@ -114,7 +116,7 @@ const PlansPage: FC<{ app: AppView; plans: PlanView[]; csrf: string }> = ({ app,
             <option value="one_time">one-time</option>
           </select>
         </label>
-        <div class="row" style="display:flex;gap:.6rem">
+        <div class="pair">
           <label>
             Price <span class="hint">e.g. 9.99 (not for free)</span>
             <input name="price" inputmode="decimal" />

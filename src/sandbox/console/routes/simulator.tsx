@@ -119,7 +119,7 @@ const SimulatorPage: FC<{
               Plan <span class="hint">for subscription.created</span>
               <PlanSelect plans={plans} any />
             </label>
-            <label style="display:flex;gap:.5rem;align-items:center;font-weight:400">
+            <label class="check">
               <input type="checkbox" name="synthetic" value="true" /> Synthetic: send as given, change nothing
             </label>
             <div>
@@ -147,73 +147,75 @@ const SimulatorPage: FC<{
         {users.length === 0 ? (
           <p class="empty">No test users yet.</p>
         ) : (
-          <table>
-            <caption class="vh">Test users of {app.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">User</th>
-                <th scope="col">Plan</th>
-                <th scope="col">Status</th>
-                <th scope="col">Until</th>
-                <th scope="col">Payments</th>
-                <th scope="col">API calls</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.map((u) => (
-                <tr id={`user-${u.id}`}>
-                  <td>
-                    {u.name ?? u.email}
-                    <br />
-                    <code>{u.id}</code>
-                  </td>
-                  <td class="mono">{u.plan ?? '—'}</td>
-                  <td>{u.status ? <Badge text={u.status} /> : '—'}</td>
-                  <td>{u.expires_at ?? '—'}</td>
-                  <td>{u.payment_behaviour ?? '—'}</td>
-                  <td class="num">{u.usage ? `${u.usage.api_calls}` : '—'}</td>
-                  <td>
-                    <PostForm
-                      action={base(`/users/${encodeURIComponent(u.id)}/plan`)}
-                      csrf={csrf}
-                      label={`Change the plan of ${u.id}`}
-                    >
-                      <label class="vh" for={`plan-${u.id}`}>
-                        New plan for {u.id}
-                      </label>
-                      <select name="plan" id={`plan-${u.id}`}>
-                        {plans
-                          .filter((p) => !p.archived)
-                          .map((p) => (
-                            <option value={p.id} selected={p.id === u.plan}>
-                              {p.id}
-                            </option>
-                          ))}
-                      </select>{' '}
-                      <button type="submit" class="secondary">
-                        Change plan
-                      </button>
-                    </PostForm>{' '}
-                    <PostForm action={base(`/users/${encodeURIComponent(u.id)}/cancel`)} csrf={csrf}>
-                      <button
-                        type="submit"
-                        class="secondary"
-                        aria-label={`Cancel the subscription of ${u.id}`}
-                      >
-                        Cancel
-                      </button>
-                    </PostForm>{' '}
-                    <PostForm action={base(`/users/${encodeURIComponent(u.id)}/revoke`)} csrf={csrf}>
-                      <button type="submit" class="danger" aria-label={`Revoke the app for ${u.id}`}>
-                        Revoke
-                      </button>
-                    </PostForm>
-                  </td>
+          <div class="table-wrap">
+            <table>
+              <caption class="vh">Test users of {app.name}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">User</th>
+                  <th scope="col">Plan</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Until</th>
+                  <th scope="col">Payments</th>
+                  <th scope="col">API calls</th>
+                  <th scope="col">Actions</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {users.map((u) => (
+                  <tr id={`user-${u.id}`}>
+                    <td>
+                      {u.name ?? u.email}
+                      <br />
+                      <code>{u.id}</code>
+                    </td>
+                    <td class="mono">{u.plan ?? '—'}</td>
+                    <td>{u.status ? <Badge text={u.status} /> : '—'}</td>
+                    <td>{u.expires_at ?? '—'}</td>
+                    <td>{u.payment_behaviour ?? '—'}</td>
+                    <td class="num">{u.usage ? `${u.usage.api_calls}` : '—'}</td>
+                    <td>
+                      <PostForm
+                        action={base(`/users/${encodeURIComponent(u.id)}/plan`)}
+                        csrf={csrf}
+                        label={`Change the plan of ${u.id}`}
+                      >
+                        <label class="vh" for={`plan-${u.id}`}>
+                          New plan for {u.id}
+                        </label>
+                        <select name="plan" id={`plan-${u.id}`}>
+                          {plans
+                            .filter((p) => !p.archived)
+                            .map((p) => (
+                              <option value={p.id} selected={p.id === u.plan}>
+                                {p.id}
+                              </option>
+                            ))}
+                        </select>{' '}
+                        <button type="submit" class="secondary">
+                          Change plan
+                        </button>
+                      </PostForm>{' '}
+                      <PostForm action={base(`/users/${encodeURIComponent(u.id)}/cancel`)} csrf={csrf}>
+                        <button
+                          type="submit"
+                          class="secondary"
+                          aria-label={`Cancel the subscription of ${u.id}`}
+                        >
+                          Cancel
+                        </button>
+                      </PostForm>{' '}
+                      <PostForm action={base(`/users/${encodeURIComponent(u.id)}/revoke`)} csrf={csrf}>
+                        <button type="submit" class="danger" aria-label={`Revoke the app for ${u.id}`}>
+                          Revoke
+                        </button>
+                      </PostForm>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </Card>
       <Card title="Add a test user" id="add-user">
