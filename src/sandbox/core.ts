@@ -2,14 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConsoleRoom } from './console/room.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { AuthorizationRequest } from './routes/oauth/request.js';
-import type { AppRecord, KeyRecord, Scope, UserRecord } from './state/records.js';
-import type { Store } from './state/store.js';
+import type { AppRecord, KeyRecord, Scope, UserRecord } from './storage/records.js';
+import type { Ledger } from './storage/ledger.js';
 import type { Deliveries } from './webhooks/deliveries.js';
 import type { Relay } from './webhooks/relay.js';
 
 /** What every handler may use: the state, deliveries, the relay, the clock and the public address. */
 export interface SandboxCore {
-  store: Store;
+  ledger: Ledger;
   deliveries: Deliveries;
   relay: Relay;
   rateLimiter: RateLimiter;

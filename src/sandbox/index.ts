@@ -7,16 +7,17 @@ import type { SandboxCore } from './core.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { handleRequest } from './http/router.js';
 import { sweepCodes } from './routes/oauth/consent.js';
-import { seedStore } from './state/seed.js';
-import { Store } from './state/store.js';
+import { writeHolder } from './storage/database.js';
+import { openLedger } from './storage/open-ledger.js';
+import { seedLedger } from './storage/seed.js';
 import { Deliveries } from './webhooks/deliveries.js';
 import { Relay } from './webhooks/relay.js';
 
-/** The port `mkt sandbox start` listens on unless told otherwise. */
+export { FolderInUseError } from './storage/database.js';
 
 /** How to run the sandbox; only `dataDir` is required. */
 export interface SandboxOptions {
-  /** State persists here: created 0700 if missing, files 0600 (a snapshot and an append-only log). */
+  /** State persists here (one SQLite database): created 0700 if missing, tightened to 0700 if others may write it, files 0600. */
   dataDir: string;
   /** Default 7878; 0 picks any free port. */
   port?: number;
@@ -32,6 +33,8 @@ export interface SandboxOptions {
   deliveryTimeoutMs?: number;
   /** Receives one line per request and per delivery attempt; default: nothing. */
   log?: (line: string) => void;
+  /** Receives what the developer should read even when requests are not logged (an import, a tightened folder); default: `log`. */
+  notice?: (line: string) => void;
 }
 
 /** The seeded developer, app, keys, plans and test users (the same after a restart without reset). */
@@ -60,12 +63,12 @@ export interface Sandbox {
 }
 
 function describeSeed(core: SandboxCore): SandboxSeed {
-  const { store } = core;
+  const store = core.ledger;
   const ids = store.seed;
-  const developer = store.users.get(ids.developer_id);
-  const app = store.apps.get(ids.app_id);
-  const testKey = store.keys.get(ids.test_key_id);
-  const liveKey = store.keys.get(ids.live_key_id);
+  const developer = store.user(ids.developer_id);
+  const app = store.app(ids.app_id);
+  const testKey = store.key(ids.test_key_id);
+  const liveKey = store.key(ids.live_key_id);
   if (!developer || !app || !testKey || !liveKey) {
     throw new Error(`The sandbox state in ${store.dataDir} lost its seeded records; start it with reset.`);
   }
@@ -81,12 +84,12 @@ function describeSeed(core: SandboxCore): SandboxSeed {
     },
     test_key: testKey.key,
     live_key: liveKey.key,
-    plans: (store.planIdsByApp.get(app.id) ?? []).flatMap((id) => {
+    plans: store.planIds(app.id).flatMap((id) => {
       const p = store.plan(app.id, id);
       return p ? [{ id: p.id, name: p.name, kind: p.kind }] : [];
     }),
     users: ids.user_ids.flatMap((id) => {
-      const u = store.users.get(id);
+      const u = store.user(id);
       const s = store.subscription(app.id, id);
       return u && s ? [{ id: u.id, email: u.email, name: u.name, plan: s.plan, status: s.status }] : [];
     }),
@@ -98,15 +101,16 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
   const host = options.host ?? '127.0.0.1';
-  if (options.reset) await Store.reset(options.dataDir);
-  const { store, fresh } = await Store.open(options.dataDir, now, (e) =>
-    log(`state write failed: ${String(e)}`),
-  );
-  const relay = new Relay((appId) => store.history(appId));
+  const { ledger, fresh } = await openLedger(options.dataDir, {
+    reset: options.reset,
+    log: options.notice ?? log,
+    onCommitError: (e) => log(`state write failed: ${String(e)}`),
+  });
+  const relay = new Relay((appId) => ledger.history(appId));
   const core: SandboxCore = {
-    store,
+    ledger,
     relay,
-    deliveries: new Deliveries(store, relay, {
+    deliveries: new Deliveries(ledger, relay, {
       now,
       backoffMs: options.deliveryBackoffMs ?? [1000, 2000, 4000, 8000, 16000],
       timeoutMs: options.deliveryTimeoutMs ?? 10_000,
@@ -128,8 +132,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     authRequests: new Map(),
     codes: new Map(),
   };
-  if (fresh) seedStore(core);
-  await store.sync();
+  if (fresh) seedLedger(core);
+  await ledger.sync();
 
   // The handler is in place before listening, so no request can arrive unanswered.
   const server = createServer((req, res) => {
@@ -139,7 +143,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       const path = (req.url ?? '').split('?')[0];
       log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
     });
-    void handleRequest(core, req, res);
+    void ledger.runRequest(() => handleRequest(core, req, res));
   });
   server.keepAliveTimeout = 5_000;
   try {
@@ -151,11 +155,12 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       });
     });
   } catch (error) {
-    await store.close();
+    await ledger.close();
     throw error;
   }
   core.port = (server.address() as AddressInfo).port;
   core.siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${core.port}`;
+  writeHolder(options.dataDir, core.siteUrl);
   core.deliveries.resume();
   const sweeper = setInterval(() => sweepCodes(core), 60_000);
   sweeper.unref();
@@ -175,7 +180,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
         const grace = setTimeout(() => server.closeAllConnections(), 2_000);
         await stopped;
         clearTimeout(grace);
-        await store.close();
+        await ledger.close();
       })();
       return closing;
     },

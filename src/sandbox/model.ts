@@ -9,7 +9,7 @@ import type {
   Status,
   SubscriptionRecord,
   UserRecord,
-} from './state/records.js';
+} from './storage/records.js';
 
 /** Access tokens live one hour. */
 export const ACCESS_TOKEN_TTL_S = 3600;
@@ -30,7 +30,7 @@ export function appView(app: AppRecord): Record<string, unknown> {
 
 /** The public shape of a plan, with its subscriber count. */
 export function planView(core: SandboxCore, plan: PlanRecord): Record<string, unknown> {
-  return { ...plan, subscribers: core.store.subscriberCount(plan.app_id, plan.id) };
+  return { ...plan, subscribers: core.ledger.subscriberCount(plan.app_id, plan.id) };
 }
 
 /** The public shape of a key: never the secret, only its last four characters. */
@@ -63,7 +63,7 @@ export function testUserView(user: UserRecord, sub: SubscriptionRecord | undefin
 
 /** A user may act on an app when it is the app's test user or its developer. */
 export function userOfApp(core: SandboxCore, app: AppRecord, userId: string): UserRecord {
-  const user = core.store.users.get(userId);
+  const user = core.ledger.user(userId);
   if (!user || (user.app_id !== app.id && user.id !== app.owner_id)) {
     throw new SandboxApiError(404, 'not_found', `No user "${userId}" on app "${app.id}".`);
   }
@@ -83,9 +83,9 @@ export interface Entitlement {
 
 /** The user's entitlement on the app, or null (no subscription and no `free` plan). */
 export function entitlementFor(core: SandboxCore, app: AppRecord, userId: string): Entitlement | null {
-  const sub = core.store.subscription(app.id, userId);
+  const sub = core.ledger.subscription(app.id, userId);
   if (sub === undefined) {
-    const free = core.store.plan(app.id, 'free');
+    const free = core.ledger.plan(app.id, 'free');
     if (!free || free.archived) return null;
     return {
       user_id: userId,
@@ -96,7 +96,7 @@ export function entitlementFor(core: SandboxCore, app: AppRecord, userId: string
       usage: { api_calls: 0, limit: free.api_call_limit ?? 0 },
     };
   }
-  const plan = core.store.plan(app.id, sub.plan);
+  const plan = core.ledger.plan(app.id, sub.plan);
   const ent: Entitlement = {
     user_id: userId,
     app_id: app.id,
@@ -133,7 +133,7 @@ export function createTestUser(
     app_id: app.id,
     created_at: isoTime(now),
   };
-  core.store.commit({ op: 'user', v: user });
+  core.ledger.commit({ op: 'user', v: user });
   const subscription: SubscriptionRecord = {
     user_id: id,
     app_id: app.id,
@@ -144,7 +144,7 @@ export function createTestUser(
     api_calls: input.api_calls ?? 0,
     created_at: isoTime(now),
   };
-  core.store.commit({ op: 'sub', v: subscription });
+  core.ledger.commit({ op: 'sub', v: subscription });
   if (emit && input.plan.kind !== 'free') {
     core.deliveries.emitInBackground(app, 'subscription.created', { user_id: id, plan: input.plan.id });
   }
@@ -172,8 +172,8 @@ export function issueTokens(
   const refresh = randomId('rt', 24);
   const base = { app_id: app.id, user_id: userId, scopes, family };
   const expires = core.now() + ACCESS_TOKEN_TTL_S * 1000;
-  core.store.commit({ op: 'token', v: { ...base, token: access, kind: 'access', expires_at: expires } });
-  core.store.commit({ op: 'token', v: { ...base, token: refresh, kind: 'refresh', expires_at: null } });
+  core.ledger.commit({ op: 'token', v: { ...base, token: access, kind: 'access', expires_at: expires } });
+  core.ledger.commit({ op: 'token', v: { ...base, token: refresh, kind: 'refresh', expires_at: null } });
   return {
     access_token: access,
     token_type: 'Bearer',
@@ -185,9 +185,9 @@ export function issueTokens(
 
 /** Revokes every token of one grant (a spent code or refresh token replayed) and closes its streams. */
 export function revokeFamily(core: SandboxCore, family: string): void {
-  for (const [token, record] of core.store.tokens) {
+  for (const record of core.ledger.familyTokens(family)) {
     // The spent refresh tokens stay, so that a second replay is recognised too.
-    if (record.family === family && record.kind !== 'spent') core.store.commit({ op: 'token-', token });
+    if (record.kind !== 'spent') core.ledger.commit({ op: 'token-', token: record.token });
   }
   core.relay.close((l) => l.family === family);
 }

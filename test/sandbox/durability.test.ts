@@ -1,4 +1,4 @@
-import { appendFile, readdir, stat } from 'node:fs/promises';
+import { appendFile, cp, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -184,13 +184,11 @@ describe('an acknowledged write survives kill -9', () => {
     }
   }, 60_000);
 
-  it('drops a torn last record instead of gluing the next one to it', async () => {
+  it('imports an earlier log with a torn last record, leaving the torn record out', async () => {
+    // A crash of the earlier version in the middle of an append left half a record behind.
+    await cp(new URL('fixtures/log-folder', import.meta.url), dataDir, { recursive: true });
+    await appendFile(join(dataDir, 'log-0.jsonl'), '{"op":"key","v":{"id":"key_torn","app_');
     let p = await start();
-    await p.kill9();
-    const logs = (await readdir(dataDir)).filter((n) => n.startsWith('log-'));
-    // A crash in the middle of an append leaves half a record behind.
-    await appendFile(join(dataDir, logs.at(-1)!), '{"op":"key","v":{"id":"key_torn","app_');
-    p = await start();
     const key = await call(peer(p), 'POST', `/api/v1/apps/${p.seed.app.id}/keys`, {
       key: p.seed.test_key,
       body: { mode: 'live' },

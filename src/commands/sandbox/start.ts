@@ -33,7 +33,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     // Ctrl-C and SIGTERM are taken before anything is announced: whoever reads the announcement may signal at once.
     const signal = this.signal;
     const deps = await this.deps();
-    const { startSandbox } = await import('../../sandbox/index.js');
+    const { FolderInUseError, startSandbox } = await import('../../sandbox/index.js');
     const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
     let sandbox: Awaited<ReturnType<typeof startSandbox>>;
     try {
@@ -42,8 +42,10 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
         port: this.flags.port,
         reset: this.flags.reset,
         log: this.flags.quiet ? undefined : (line) => deps.out.info(deps.out.dim(line)),
+        notice: (line) => deps.out.info(line),
       });
     } catch (err) {
+      if (err instanceof FolderInUseError) throw new MktError('sandbox_running', err.message, 1);
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new MktError(
           'port_in_use',

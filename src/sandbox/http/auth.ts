@@ -1,7 +1,7 @@
 import { HEADER } from '../../wire.js';
 import type { IncomingMessage } from 'node:http';
 import type { ApiContext, Principal, SandboxCore } from '../core.js';
-import type { AppRecord, Scope } from '../state/records.js';
+import type { AppRecord, Scope } from '../storage/records.js';
 import { SandboxApiError } from './errors.js';
 
 function unauthorized(message: string, challenge = 'Bearer realm="mkt-sandbox"'): SandboxApiError {
@@ -25,21 +25,21 @@ export function authenticate(core: SandboxCore, req: IncomingMessage): Principal
     throw unauthorized('Send either Authorization or X-API-Key, not both.');
   }
   if (typeof apiKey === 'string') {
-    const key = core.store.keysBySecret.get(apiKey);
-    const app = key && core.store.apps.get(key.app_id);
+    const key = core.ledger.keyBySecret(apiKey);
+    const app = key && core.ledger.app(key.app_id);
     if (!key || !app) throw unauthorized('The API key is not valid.');
     return { kind: 'key', key, app };
   }
   if (authorization !== undefined) {
     const match = /^Bearer +(\S+)$/i.exec(authorization);
     if (!match) throw unauthorized('The Authorization header must be "Bearer <access token>".');
-    const record = core.store.tokens.get(match[1]!);
+    const record = core.ledger.token(match[1]!);
     if (!record || record.kind !== 'access') throw invalidToken('The access token is not valid.');
     if (record.expires_at !== null && record.expires_at <= core.now()) {
       throw invalidToken('The access token has expired.');
     }
-    const user = core.store.users.get(record.user_id);
-    const app = core.store.apps.get(record.app_id);
+    const user = core.ledger.user(record.user_id);
+    const app = core.ledger.app(record.app_id);
     if (!user || !app) throw invalidToken('The access token is not valid.');
     return { kind: 'token', user, app, scopes: record.scopes, family: record.family };
   }
@@ -68,7 +68,7 @@ export function developerId(principal: Principal): string {
 
 /** Looks up an app the caller may manage: 404 when unknown, 403 when someone else's. */
 export function ownedApp(ctx: ApiContext, appId: string): AppRecord {
-  const app = ctx.core.store.apps.get(appId);
+  const app = ctx.core.ledger.app(appId);
   if (!app) throw new SandboxApiError(404, 'not_found', `No app with id "${appId}".`);
   const p = ctx.principal;
   if (p.kind === 'key') {
@@ -83,7 +83,7 @@ export function ownedApp(ctx: ApiContext, appId: string): AppRecord {
   }
   requireScope(p, 'apps:write');
   if (app.owner_id !== p.user.id) {
-    const owner = ctx.core.store.users.get(app.owner_id);
+    const owner = ctx.core.ledger.user(app.owner_id);
     const whose = owner ? `${owner.name} <${owner.email}> (${owner.id})` : app.owner_id;
     throw new SandboxApiError(403, 'forbidden', `You do not own this app: ${app.id} belongs to ${whose}.`);
   }

@@ -24,3 +24,12 @@ export class SandboxOAuthError extends SandboxHttpError {}
 export function invalidRequest(message: string): SandboxApiError {
   return new SandboxApiError(400, 'invalid_request', message);
 }
+
+/** A write refused because the disk is full: nothing was stored; reads still work. */
+export function diskFull(): SandboxApiError {
+  return new SandboxApiError(
+    507,
+    'insufficient_storage',
+    'The sandbox could not store this change: its disk is full. Nothing was changed; free some space and retry.',
+  );
+}

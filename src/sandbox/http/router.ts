@@ -14,7 +14,8 @@ import * as sim from '../routes/simulator.js';
 import { webhookStream } from '../routes/stream.js';
 import * as secrets from '../routes/webhook-secret.js';
 import { authenticate } from './auth.js';
-import { SandboxApiError } from './errors.js';
+import { diskFull, SandboxApiError } from './errors.js';
+import { isDiskFull } from '../storage/database.js';
 import { errorPage } from './html.js';
 import { RATE_LIMITS } from '../../wire.js';
 import { sendHtml, sendJson } from './send.js';
@@ -137,7 +138,8 @@ export async function handleRequest(
       });
     }
     throw new SandboxApiError(404, 'not_found', `Nothing at ${url.pathname}.`);
-  } catch (error) {
+  } catch (caught) {
+    const error = isDiskFull(caught) ? diskFull() : caught;
     if (res.headersSent) {
       res.destroy();
       return;
@@ -196,7 +198,7 @@ async function runApi(
     const result = await handler({ core, req, res, url, params, principal });
     if ('streamed' in result) return;
     // A 2xx means the change is on disk (docs/DECISIONS.md §2, durability).
-    await core.store.sync();
+    await core.ledger.sync();
     sendJson(res, result.status, result.body, { ...rateHeaders, ...result.headers });
   } catch (error) {
     if (error instanceof SandboxApiError) {

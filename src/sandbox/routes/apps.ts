@@ -6,7 +6,7 @@ import { allowQuery, paginate } from '../http/query.js';
 import { arrayOf, httpUrl, nullable, optional, parseFields, required, str } from '../http/validate.js';
 import { isoTime, newClientSecret, newWebhookSecret, randomId } from '../ids.js';
 import { appView } from '../model.js';
-import type { AppRecord } from '../state/records.js';
+import type { AppRecord } from '../storage/records.js';
 
 const appFields = {
   name: str({ max: 100 }),
@@ -18,9 +18,9 @@ const appFields = {
 /** `GET /apps`: with a key, its one app; with a developer token, every app the developer owns. */
 export function listApps(ctx: ApiContext): ApiResult {
   const p = ctx.principal;
-  const ids = p.kind === 'key' ? [p.app.id] : (ctx.core.store.appIdsByOwner.get(developerId(p)) ?? []);
+  const ids = p.kind === 'key' ? [p.app.id] : (ctx.core.ledger.appIds(developerId(p)) ?? []);
   const view = (id: string) => {
-    const app = ctx.core.store.apps.get(id);
+    const app = ctx.core.ledger.app(id);
     return app && appView(app);
   };
   return { status: 200, body: paginate(ctx.url, ids, view) };
@@ -48,7 +48,7 @@ export async function createApp(ctx: ApiContext): Promise<ApiResult> {
     webhook_secret: newWebhookSecret(),
     created_at: isoTime(ctx.core.now()),
   };
-  ctx.core.store.commit({ op: 'app', v: app });
+  ctx.core.ledger.commit({ op: 'app', v: app });
   return { status: 201, body: { ...appView(app), client_secret: app.client_secret } };
 }
 
@@ -74,7 +74,7 @@ export async function updateApp(ctx: ApiContext): Promise<ApiResult> {
   if (input.redirect_uris !== undefined) next.redirect_uris = input.redirect_uris;
   if (input.webhook_url !== undefined) next.webhook_url = input.webhook_url;
   if (input.embed_url !== undefined) next.embed_url = input.embed_url;
-  ctx.core.store.commit({ op: 'app', v: next });
+  ctx.core.ledger.commit({ op: 'app', v: next });
   return { status: 200, body: appView(next) };
 }
 
@@ -82,7 +82,7 @@ export async function updateApp(ctx: ApiContext): Promise<ApiResult> {
 export function deleteApp(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   const app = ownedApp(ctx, ctx.params.app_id!);
-  ctx.core.store.commit({ op: 'app-', id: app.id });
+  ctx.core.ledger.commit({ op: 'app-', id: app.id });
   ctx.core.relay.close((l) => l.appId === app.id);
   return { status: 204 };
 }
@@ -98,7 +98,7 @@ export async function rotateClientSecret(ctx: ApiContext): Promise<ApiResult> {
   const app = ownedApp(ctx, ctx.params.app_id!);
   await emptyBody(ctx);
   const next: AppRecord = { ...app, client_secret: newClientSecret() };
-  ctx.core.store.commit({ op: 'app', v: next });
+  ctx.core.ledger.commit({ op: 'app', v: next });
   ctx.core.relay.close((l) => l.appId === app.id);
   return { status: 200, body: { ...appView(next), client_secret: next.client_secret } };
 }

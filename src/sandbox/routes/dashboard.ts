@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxCore } from '../core.js';
 import { errorPage, escapeHtml, layout } from '../http/html.js';
 import { sendHtml } from '../http/send.js';
-import type { AppRecord, UserRecord } from '../state/records.js';
+import type { AppRecord, UserRecord } from '../storage/records.js';
 
 /** Embedded-app context tokens live five minutes. */
 export const CONTEXT_TOKEN_TTL_S = 300;
@@ -17,7 +17,7 @@ export function signContextToken(secret: string, payload: Record<string, unknown
 
 /** `GET /`: the endpoints and the seeded app. */
 export function index(core: SandboxCore, _req: IncomingMessage, res: ServerResponse): void {
-  sendHtml(res, 200, indexPage(core.siteUrl, core.store.apps.get(core.store.seed.app_id)));
+  sendHtml(res, 200, indexPage(core.siteUrl, core.ledger.app(core.ledger.seed.app_id)));
 }
 
 /** `GET /dashboard/apps/{id}?user_id=…`: the embedded app, with a context token in its address. */
@@ -28,15 +28,15 @@ export function dashboard(
   url: URL,
   params: Record<string, string>,
 ): void {
-  const app = core.store.apps.get(params.app_id!);
+  const app = core.ledger.app(params.app_id!);
   if (!app) return sendHtml(res, 404, errorPage('Not found', 'not_found', `No app "${params.app_id}".`));
   const userId = url.searchParams.get('user_id');
   if (userId === null || userId === '') {
-    const ids = [...(core.store.userIdsByApp.get(app.id) ?? []).slice(0, 50), app.owner_id];
-    const users = ids.flatMap((id) => core.store.users.get(id) ?? []);
+    const ids = [...(core.ledger.userIds(app.id) ?? []).slice(0, 50), app.owner_id];
+    const users = ids.flatMap((id) => core.ledger.user(id) ?? []);
     return sendHtml(res, 200, pickUserPage(app, users));
   }
-  const user = core.store.users.get(userId);
+  const user = core.ledger.user(userId);
   if (!user || (user.app_id !== app.id && user.id !== app.owner_id)) {
     return sendHtml(res, 404, errorPage('Not found', 'not_found', `No user "${userId}" on ${app.name}.`));
   }
@@ -64,7 +64,7 @@ export function avatar(
   params: Record<string, string>,
 ): void {
   const id = (params.file ?? '').replace(/\.svg$/, '');
-  const user = core.store.users.get(id);
+  const user = core.ledger.user(id);
   if (!user) return sendHtml(res, 404, errorPage('Not found', 'not_found', 'No such avatar.'));
   const initial = escapeHtml((user.name.trim()[0] ?? '?').toUpperCase());
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#5b6ee1"/><text x="32" y="42" font-size="28" text-anchor="middle" fill="#fff" font-family="sans-serif">${initial}</text></svg>`;

@@ -9,7 +9,7 @@ export function whoami(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   const p = ctx.principal;
   requireScope(p, 'identity:read');
-  const user = p.kind === 'token' ? p.user : ctx.core.store.users.get(p.app.owner_id);
+  const user = p.kind === 'token' ? p.user : ctx.core.ledger.user(p.app.owner_id);
   if (!user) throw new SandboxApiError(404, 'not_found', 'The owner of this app no longer exists.');
   return { status: 200, body: profileView(ctx.core, user) };
 }
@@ -38,7 +38,8 @@ export function entitlements(ctx: ApiContext): ApiResult {
   }
   if (!/^usr_[A-Za-z0-9]+$/.test(userId))
     throw invalidRequest('Query parameter "user_id" must look like usr_….');
-  if (!ctx.core.store.users.has(userId)) throw new SandboxApiError(404, 'not_found', `No user "${userId}".`);
+  if (ctx.core.ledger.user(userId) === undefined)
+    throw new SandboxApiError(404, 'not_found', `No user "${userId}".`);
   const ent = entitlementFor(ctx.core, p.app, userId);
   if (ent === null) {
     throw new SandboxApiError(404, 'not_found', `User "${userId}" has no entitlement on app "${p.app.id}".`);

@@ -6,14 +6,14 @@ import { allowQuery, paginate } from '../http/query.js';
 import { parseFields, required, str } from '../http/validate.js';
 import { isoTime, newApiKey, randomId } from '../ids.js';
 import { keyView } from '../model.js';
-import type { KeyRecord } from '../state/records.js';
+import type { KeyRecord } from '../storage/records.js';
 
 /** `GET /apps/{id}/keys`. */
 export function listKeys(ctx: ApiContext): ApiResult {
   const app = ownedApp(ctx, ctx.params.app_id!);
-  const ids = ctx.core.store.keyIdsByApp.get(app.id) ?? [];
+  const ids = ctx.core.ledger.keyIds(app.id) ?? [];
   const view = (id: string) => {
-    const key = ctx.core.store.keys.get(id);
+    const key = ctx.core.ledger.key(id);
     return key && keyView(key);
   };
   return { status: 200, body: paginate(ctx.url, ids, view) };
@@ -34,7 +34,7 @@ export async function createKey(ctx: ApiContext): Promise<ApiResult> {
     key: newApiKey(mode),
     created_at: isoTime(ctx.core.now()),
   };
-  ctx.core.store.commit({ op: 'key', v: key });
+  ctx.core.ledger.commit({ op: 'key', v: key });
   return { status: 201, body: { ...keyView(key), key: key.key } };
 }
 
@@ -42,11 +42,11 @@ export async function createKey(ctx: ApiContext): Promise<ApiResult> {
 export function deleteKey(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   const app = ownedApp(ctx, ctx.params.app_id!);
-  const key = ctx.core.store.keys.get(ctx.params.key_id!);
+  const key = ctx.core.ledger.key(ctx.params.key_id!);
   if (!key || key.app_id !== app.id) {
     throw new SandboxApiError(404, 'not_found', `No key "${ctx.params.key_id}".`);
   }
-  ctx.core.store.commit({ op: 'key-', id: key.id });
+  ctx.core.ledger.commit({ op: 'key-', id: key.id });
   ctx.core.relay.close((l) => l.keyId === key.id);
   return { status: 204 };
 }

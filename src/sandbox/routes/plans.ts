@@ -16,7 +16,7 @@ import {
 } from '../http/validate.js';
 import { isoTime } from '../ids.js';
 import { planView } from '../model.js';
-import { PLAN_KINDS, type AppRecord, type PlanRecord } from '../state/records.js';
+import { PLAN_KINDS, type AppRecord, type PlanRecord } from '../storage/records.js';
 
 const planFields = {
   name: str({ max: 100 }),
@@ -39,7 +39,7 @@ function checkPrice(kind: PlanRecord['kind'], price: PlanRecord['price']): void 
 }
 
 function findPlan(ctx: ApiContext, app: AppRecord): PlanRecord {
-  const plan = ctx.core.store.plan(app.id, ctx.params.plan_id!);
+  const plan = ctx.core.ledger.plan(app.id, ctx.params.plan_id!);
   if (!plan) {
     throw new SandboxApiError(404, 'not_found', `No plan "${ctx.params.plan_id}" on app "${app.id}".`);
   }
@@ -49,9 +49,9 @@ function findPlan(ctx: ApiContext, app: AppRecord): PlanRecord {
 /** `GET /apps/{id}/plans`. */
 export function listPlans(ctx: ApiContext): ApiResult {
   const app = ownedApp(ctx, ctx.params.app_id!);
-  const ids = ctx.core.store.planIdsByApp.get(app.id) ?? [];
+  const ids = ctx.core.ledger.planIds(app.id) ?? [];
   const view = (id: string) => {
-    const plan = ctx.core.store.plan(app.id, id);
+    const plan = ctx.core.ledger.plan(app.id, id);
     return plan && planView(ctx.core, plan);
   };
   return { status: 200, body: paginate(ctx.url, ids, view) };
@@ -69,7 +69,7 @@ export async function createPlan(ctx: ApiContext): Promise<ApiResult> {
     features: optional(planFields.features),
     api_call_limit: optional(planFields.api_call_limit),
   });
-  if (ctx.core.store.plan(app.id, input.id)) {
+  if (ctx.core.ledger.plan(app.id, input.id)) {
     throw new SandboxApiError(409, 'conflict', `App "${app.id}" already has a plan "${input.id}".`);
   }
   const kind = input.kind as PlanRecord['kind'];
@@ -86,7 +86,7 @@ export async function createPlan(ctx: ApiContext): Promise<ApiResult> {
     archived: false,
     created_at: isoTime(ctx.core.now()),
   };
-  ctx.core.store.commit({ op: 'plan', v: plan });
+  ctx.core.ledger.commit({ op: 'plan', v: plan });
   return { status: 201, body: planView(ctx.core, plan) };
 }
 
@@ -117,7 +117,7 @@ export async function updatePlan(ctx: ApiContext): Promise<ApiResult> {
   if (input.features !== undefined) next.features = input.features;
   if (input.api_call_limit !== undefined) next.api_call_limit = input.api_call_limit;
   if (input.archived !== undefined) next.archived = input.archived;
-  ctx.core.store.commit({ op: 'plan', v: next });
+  ctx.core.ledger.commit({ op: 'plan', v: next });
   return { status: 200, body: planView(ctx.core, next) };
 }
 
@@ -125,11 +125,11 @@ export async function updatePlan(ctx: ApiContext): Promise<ApiResult> {
 export function deletePlan(ctx: ApiContext): ApiResult {
   allowQuery(ctx.url, []);
   const plan = findPlan(ctx, ownedApp(ctx, ctx.params.app_id!));
-  if (ctx.core.store.subscriberCount(plan.app_id, plan.id) > 0) {
+  if (ctx.core.ledger.subscriberCount(plan.app_id, plan.id) > 0) {
     const archived = { ...plan, archived: true };
-    ctx.core.store.commit({ op: 'plan', v: archived });
+    ctx.core.ledger.commit({ op: 'plan', v: archived });
     return { status: 200, body: planView(ctx.core, archived) };
   }
-  ctx.core.store.commit({ op: 'plan-', app_id: plan.app_id, id: plan.id });
+  ctx.core.ledger.commit({ op: 'plan-', app_id: plan.app_id, id: plan.id });
   return { status: 204 };
 }

@@ -14,7 +14,7 @@ import {
   type PlanRecord,
   type Scope,
   type Status,
-} from '../state/records.js';
+} from '../storage/records.js';
 
 const userId = str({ max: 64, pattern: /^usr_[A-Za-z0-9]+$/ });
 const appId = str({ max: 64, pattern: /^app_[A-Za-z0-9]+$/ });
@@ -37,7 +37,7 @@ function simulatorApp(ctx: ApiContext, id: string): AppRecord {
 }
 
 function activePlan(ctx: ApiContext, app: AppRecord, id: string): PlanRecord {
-  const plan = ctx.core.store.plan(app.id, id);
+  const plan = ctx.core.ledger.plan(app.id, id);
   if (!plan) throw new SandboxApiError(404, 'not_found', `No plan "${id}" on app "${app.id}".`);
   if (plan.archived) throw invalidRequest(`Plan "${id}" is archived.`);
   return plan;
@@ -76,11 +76,11 @@ export async function updateSimulatorUser(ctx: ApiContext): Promise<ApiResult> {
     throw invalidRequest('Send "status" or "plan" to change.');
   }
   const app = simulatorApp(ctx, input.app_id);
-  const user = ctx.core.store.users.get(ctx.params.user_id!);
+  const user = ctx.core.ledger.user(ctx.params.user_id!);
   if (!user || user.app_id !== app.id) {
     throw new SandboxApiError(404, 'not_found', `No test user "${ctx.params.user_id}" on app "${app.id}".`);
   }
-  const sub = ctx.core.store.subscription(app.id, user.id);
+  const sub = ctx.core.ledger.subscription(app.id, user.id);
   if (!sub) throw new SandboxApiError(404, 'not_found', `Test user "${user.id}" has no subscription.`);
   const now = ctx.core.now();
   const next = { ...sub };
@@ -95,7 +95,7 @@ export async function updateSimulatorUser(ctx: ApiContext): Promise<ApiResult> {
   if (input.status !== undefined) next.status = input.status as Status;
   if (next.status === 'cancelled' && !wasCancelled) next.cancelled_at = isoTime(now);
   if (next.status !== 'cancelled') next.cancelled_at = null;
-  ctx.core.store.commit({ op: 'sub', v: next });
+  ctx.core.ledger.commit({ op: 'sub', v: next });
   if (created) {
     ctx.core.deliveries.emitInBackground(app, 'subscription.created', { user_id: user.id, plan: next.plan });
   }
@@ -110,7 +110,7 @@ export async function updateSimulatorUser(ctx: ApiContext): Promise<ApiResult> {
 }
 
 function defaultUserId(ctx: ApiContext, app: AppRecord): string {
-  return ctx.core.store.userIdsByApp.get(app.id)?.[0] ?? app.owner_id;
+  return ctx.core.ledger.userIds(app.id)?.[0] ?? app.owner_id;
 }
 
 /** Validates simulated event data against docs/DECISIONS.md §2, filling left-out fields with defaults. */
@@ -133,7 +133,7 @@ function eventData(ctx: ApiContext, app: AppRecord, event: string, raw: unknown)
     data.scopes ??= ['identity:read'];
     return prefixed({ user_id: required(userId), app_id: required(appId), scopes: required(scopeList) });
   }
-  data.plan ??= ctx.core.store.subscription(app.id, data.user_id as string)?.plan ?? 'pro-monthly';
+  data.plan ??= ctx.core.ledger.subscription(app.id, data.user_id as string)?.plan ?? 'pro-monthly';
   if (event === 'subscription.created')
     return prefixed({ user_id: required(userId), plan: required(planId) });
   data.cancelled_at ??= isoTime(ctx.core.now());

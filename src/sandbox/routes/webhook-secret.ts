@@ -18,7 +18,7 @@ export async function rotateWebhookSecret(ctx: ApiContext): Promise<ApiResult> {
   const app = ownedApp(ctx, ctx.params.app_id!);
   await emptyBody(ctx);
   const next = { ...app, webhook_secret: newWebhookSecret() };
-  ctx.core.store.commit({ op: 'app', v: next });
+  ctx.core.ledger.commit({ op: 'app', v: next });
   ctx.core.relay.close((l) => l.appId === app.id);
   return { status: 200, body: { webhook_secret: next.webhook_secret } };
 }

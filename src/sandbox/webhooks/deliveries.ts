@@ -1,6 +1,6 @@
 import { isoTime, randomId } from '../ids.js';
-import type { AppRecord, DeliveryRecord, PendingDelivery } from '../state/records.js';
-import type { Store } from '../state/store.js';
+import type { AppRecord, DeliveryRecord, PendingDelivery } from '../storage/records.js';
+import type { Ledger } from '../storage/ledger.js';
 import type { Relay } from './relay.js';
 import { deliveryHeaders, signBody } from './sign.js';
 
@@ -39,14 +39,14 @@ export class Deliveries {
   private closed = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Ledger,
     private readonly relay: Relay,
     private readonly options: DeliveryOptions,
   ) {}
 
   /** Schedules every delivery still owed from an earlier run. */
   resume(): void {
-    for (const p of this.store.pending.values()) this.schedule(p);
+    for (const p of this.store.allPending()) this.schedule(p);
   }
 
   /**
@@ -123,7 +123,15 @@ export class Deliveries {
       `delivery ${d.id} ${d.event} attempt ${p.attempt} -> ${p.url} ${result.response_status ?? result.error}`,
     );
     // Stopping mid-attempt leaves the delivery pending: the next start sends it again.
-    if (this.closed || !this.store.pending.has(d.id)) return result;
+    this.store.recordAttempt({
+      delivery_id: d.id,
+      attempt: p.attempt,
+      at: this.options.now(),
+      url: p.url,
+      response_status: result.response_status,
+      error: result.error,
+    });
+    if (this.closed || this.store.pending(d.id) === undefined) return result;
     const wait = this.options.backoffMs[p.attempt - 1];
     if (result.status === 'delivered' || wait === undefined) {
       this.store.commit({ op: 'pending-', id: d.id });
@@ -141,7 +149,8 @@ export class Deliveries {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       // The app may have been deleted, or the delivery finished, since.
-      if (!this.closed && this.store.pending.get(p.delivery.id) === p) void this.attempt(p);
+      const now = this.store.pending(p.delivery.id);
+      if (!this.closed && now?.attempt === p.attempt && now.due_at === p.due_at) void this.attempt(p);
     }, wait);
     this.timers.add(timer);
   }

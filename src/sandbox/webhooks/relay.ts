@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { AppHistory } from '../state/history.js';
-import type { DeliveryRecord } from '../state/records.js';
+import type { DeliveryHistory } from '../storage/delivery-history.js';
+import type { DeliveryRecord } from '../storage/records.js';
 import { deliveryHeaders } from './sign.js';
 
 const KEEP_ALIVE_MS = 15_000;
@@ -29,7 +29,7 @@ interface Listener extends ListenerOwner {
 export class Relay {
   private readonly listeners = new Set<Listener>();
 
-  constructor(private readonly history: (appId: string) => AppHistory) {}
+  constructor(private readonly history: (appId: string) => DeliveryHistory) {}
 
   /**
    * Attaches an SSE response. With `lastEventId`: every kept delivery after it (written as the

@@ -1,6 +1,6 @@
 import { HEADER } from '../../wire.js';
 import { createHmac } from 'node:crypto';
-import type { DeliveryRecord } from '../state/records.js';
+import type { DeliveryRecord } from '../storage/records.js';
 
 /** The User-Agent of webhook deliveries. */
 export const USER_AGENT = 'mkt-sandbox/0.1.0';

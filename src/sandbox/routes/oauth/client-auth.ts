@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { SandboxCore } from '../../core.js';
 import { SandboxOAuthError } from '../../http/errors.js';
 import { secretsEqual } from '../../ids.js';
-import type { AppRecord } from '../../state/records.js';
+import type { AppRecord } from '../../storage/records.js';
 
 const basicChallenge = { 'www-authenticate': 'Basic realm="mkt-sandbox"' };
 
@@ -51,7 +51,7 @@ export function authenticateClient(
     throw new SandboxOAuthError(400, 'invalid_request', 'The parameter "client_id" is missing.');
   if (secret === undefined)
     throw new SandboxOAuthError(401, 'invalid_client', 'The client_secret is missing.');
-  const app = core.store.appsByClientId.get(clientId);
+  const app = core.ledger.appByClientId(clientId);
   if (!app || !secretsEqual(app.client_secret, secret)) {
     throw new SandboxOAuthError(
       401,

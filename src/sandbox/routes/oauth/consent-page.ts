@@ -1,5 +1,5 @@
 import { escapeHtml, layout } from '../../http/html.js';
-import type { AppRecord, SubscriptionRecord, UserRecord } from '../../state/records.js';
+import type { AppRecord, SubscriptionRecord, UserRecord } from '../../storage/records.js';
 
 /** What each scope lets the application do, in the person's words (docs/DECISIONS.md §2). */
 const SCOPE_MEANINGS: Record<string, string> = {

@@ -6,7 +6,7 @@ import { errorPage } from '../../http/html.js';
 import { sendHtml } from '../../http/send.js';
 import { randomId, secretsEqual } from '../../ids.js';
 import { userOfApp } from '../../model.js';
-import type { AppRecord } from '../../state/records.js';
+import type { AppRecord } from '../../storage/records.js';
 import { consentPage, type ConsentUser } from './consent-page.js';
 import { PageError, parseAuthorizationRequest, single, type AuthorizationRequest } from './request.js';
 
@@ -20,12 +20,12 @@ const CONSENT_USER_LIMIT = 200;
 
 function consentUsers(core: SandboxCore, app: AppRecord): ConsentUser[] {
   const users: ConsentUser[] = [];
-  for (const id of core.store.userIdsByApp.get(app.id) ?? []) {
-    const user = core.store.users.get(id);
-    if (user) users.push({ user, role: 'test user', subscription: core.store.subscription(app.id, id) });
+  for (const id of core.ledger.userIds(app.id) ?? []) {
+    const user = core.ledger.user(id);
+    if (user) users.push({ user, role: 'test user', subscription: core.ledger.subscription(app.id, id) });
     if (users.length >= CONSENT_USER_LIMIT) break;
   }
-  const developer = core.store.users.get(app.owner_id);
+  const developer = core.ledger.user(app.owner_id);
   if (developer) users.push({ user: developer, role: 'developer' });
   return users;
 }
@@ -168,7 +168,7 @@ export async function submitConsent(
         app_id: request.app.id,
         scopes: request.scopes,
       });
-      await core.store.sync();
+      await core.ledger.sync();
       target.searchParams.set('code', code);
     }
     if (request.state !== null) target.searchParams.set('state', request.state);

@@ -3,7 +3,7 @@ import type { SandboxCore } from '../../core.js';
 import { SandboxOAuthError } from '../../http/errors.js';
 import { secretsEqual } from '../../ids.js';
 import { issueTokens, revokeFamily, type TokenResponse } from '../../model.js';
-import type { AppRecord, Scope } from '../../state/records.js';
+import type { AppRecord, Scope } from '../../storage/records.js';
 import { PKCE_PATTERN } from './request.js';
 import { need } from './token-request.js';
 
@@ -49,7 +49,7 @@ export function exchangeCode(core: SandboxCore, app: AppRecord, fields: Map<stri
  */
 export function refresh(core: SandboxCore, app: AppRecord, fields: Map<string, string>): TokenResponse {
   const token = need(fields, 'refresh_token');
-  const record = core.store.tokens.get(token);
+  const record = core.ledger.token(token);
   if (record?.kind === 'spent' && record.app_id === app.id) {
     revokeFamily(core, record.family);
     throw invalidGrant('The refresh token was already used.');
@@ -66,6 +66,6 @@ export function refresh(core: SandboxCore, app: AppRecord, fields: Map<string, s
     }
     scopes = list as Scope[];
   }
-  core.store.commit({ op: 'token', v: { ...record, kind: 'spent' } });
+  core.ledger.commit({ op: 'token', v: { ...record, kind: 'spent' } });
   return issueTokens(core, app, record.user_id, scopes, record.family);
 }

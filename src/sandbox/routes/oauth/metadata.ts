@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxCore } from '../../core.js';
 import { sendJson } from '../../http/send.js';
-import { SCOPES } from '../../state/records.js';
+import { SCOPES } from '../../storage/records.js';
 
 /** `GET /.well-known/oauth-authorization-server`: RFC 8414 authorization server metadata. */
 export function serverMetadata(core: SandboxCore, _req: IncomingMessage, res: ServerResponse): void {

@@ -1,6 +1,6 @@
 import type { SandboxCore } from '../../core.js';
 import { isLoopbackUrl } from '../../http/validate.js';
-import { SCOPES, type AppRecord, type Scope } from '../../state/records.js';
+import { SCOPES, type AppRecord, type Scope } from '../../storage/records.js';
 
 /** A PKCE code challenge or verifier (RFC 7636 section 4.1). */
 export const PKCE_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -62,7 +62,7 @@ export function parseAuthorizationRequest(
 ): Omit<AuthorizationRequest, 'id' | 'csrf' | 'expiresAt'> {
   const clientId = single(params, 'client_id');
   if (clientId === null) throw new PageError('invalid_request', 'The parameter "client_id" is missing.');
-  const app = core.store.appsByClientId.get(clientId);
+  const app = core.ledger.appByClientId(clientId);
   if (!app) throw new PageError('invalid_client', `No application has the client id "${clientId}".`);
   const redirectUri = single(params, 'redirect_uri');
   if (redirectUri === null)

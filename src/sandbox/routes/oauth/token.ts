@@ -27,12 +27,12 @@ export async function tokenEndpoint(
     const app = authenticateClient(core, req, fields);
     const body =
       grantType === 'authorization_code' ? exchangeCode(core, app, fields) : refresh(core, app, fields);
-    await core.store.sync();
+    await core.ledger.sync();
     sendJson(res, 200, body, noStore);
   } catch (error) {
     if (!(error instanceof SandboxOAuthError)) throw error;
     // A revoked family is revoked on disk too before the client hears about it.
-    await core.store.sync();
+    await core.ledger.sync();
     const body = { error: error.code, error_description: error.message };
     sendJson(res, error.status, body, { ...noStore, ...error.headers });
   }

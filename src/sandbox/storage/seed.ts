@@ -4,8 +4,8 @@ import { createTestUser } from '../model.js';
 import type { AppRecord, KeyRecord, PlanRecord } from './records.js';
 
 /** Creates the developer, the "Sandbox App" with its plans and keys, and three test users. */
-export function seedStore(core: SandboxCore): void {
-  const { store } = core;
+export function seedLedger(core: SandboxCore): void {
+  const store = core.ledger;
   const created = isoTime(core.now());
   const developerId = randomId('usr', 8);
   const developer = { id: developerId, email: 'dev@sandbox.test', name: 'Dev Eloper', app_id: null };

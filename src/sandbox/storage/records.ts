@@ -98,6 +98,16 @@ export interface PendingDelivery {
   due_at: number;
 }
 
+/** One webhook attempt: when, where, and the answer (a status) or why there was none. */
+export interface AttemptRecord {
+  delivery_id: string;
+  attempt: number;
+  at: number;
+  url: string;
+  response_status: number | null;
+  error: string | null;
+}
+
 /** Which records the first start created; they make up the seed `startSandbox` reports. */
 export interface SeedIds {
   developer_id: string;
@@ -107,7 +117,7 @@ export interface SeedIds {
   user_ids: string[];
 }
 
-/** One change to the state, as logged; applying the same change twice leaves the same state. */
+/** One change to the state (the log of earlier versions holds these too); applying the same change twice leaves the same state. */
 export type Change =
   | { op: 'seed'; v: SeedIds }
   | { op: 'user'; v: UserRecord }
@@ -122,4 +132,5 @@ export type Change =
   | { op: 'token-'; token: string }
   | { op: 'delivery'; v: DeliveryRecord }
   | { op: 'pending'; v: PendingDelivery }
-  | { op: 'pending-'; id: string };
+  | { op: 'pending-'; id: string }
+  | { op: 'attempt'; v: AttemptRecord };

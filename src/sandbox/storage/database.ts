@@ -1,0 +1,140 @@
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import { MIGRATIONS } from './migrations.js';
+
+/** Files are the owner's alone, whatever the umask (docs/DECISIONS.md, durability). */
+export const FILE_MODE = 0o600;
+/** The database file in a data folder. */
+export const DATABASE_FILE = 'sandbox.sqlite';
+/** Who holds the folder: written once the sandbox listens, read by a second start to name it. */
+const HOLDER_FILE = 'holder.json';
+
+/** SQLite's result code for a full disk (SQLITE_FULL) and for a lock held elsewhere (SQLITE_BUSY). */
+const SQLITE_FULL = 13;
+const SQLITE_BUSY = 5;
+
+/** Another process holds the data folder; its URL and process id when it said them. */
+export class FolderInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly holder: { url: string; pid: number } | undefined,
+  ) {
+    const who = holder ? ` at ${holder.url} (process ${holder.pid})` : '';
+    super(`Another sandbox is running on ${dataDir}${who}; stop it first or use another data folder.`);
+  }
+}
+
+/** True for SQLite's "database or disk is full". */
+export function isDiskFull(error: unknown): boolean {
+  const e = error as { errcode?: number; message?: string } | undefined;
+  return e?.errcode === SQLITE_FULL || /disk is full/i.test(e?.message ?? '');
+}
+
+let sqlite: typeof import('node:sqlite') | undefined;
+
+/**
+ * `node:sqlite`, loaded without its ExperimentalWarning (Node 22 prints one on first load; the
+ * sandbox's users have nothing to act on). Exactly that warning is dropped; every other one passes.
+ */
+export async function loadSqlite(): Promise<typeof import('node:sqlite')> {
+  if (sqlite) return sqlite;
+  const emit = process.emitWarning;
+  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+    const text = typeof warning === 'string' ? warning : warning.message;
+    const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+    const name = typeof warning === 'string' ? type : warning.name;
+    if (name === 'ExperimentalWarning' && /SQLite/i.test(text)) return;
+    return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    sqlite = await import('node:sqlite');
+  } finally {
+    process.emitWarning = emit;
+  }
+  return sqlite;
+}
+
+/**
+ * Makes sure `dataDir` exists and is the owner's alone: created 0700; one that others may write is
+ * tightened to 0700, and the answer says so (a line for the log).
+ */
+export function claimFolder(dataDir: string): string | undefined {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const mode = statSync(dataDir).mode & 0o777;
+  if ((mode & 0o022) === 0) return undefined;
+  chmodSync(dataDir, 0o700);
+  return `The data folder ${dataDir} was writable by others (mode ${mode.toString(8)}); it is now 0700.`;
+}
+
+/**
+ * Opens the folder's database for this process alone: WAL with `synchronous=NORMAL` (the ledger
+ * fsyncs the WAL itself before it acknowledges anything: see Ledger), exclusive locking
+ * (the lock is the operating system's, so a killed sandbox never blocks the next start), and the
+ * schema brought up to date. A second sandbox on the folder gets {@link FolderInUseError}.
+ */
+export async function openDatabase(dataDir: string): Promise<DatabaseSync> {
+  const path = join(dataDir, DATABASE_FILE);
+  closeSync(openSync(path, 'a', FILE_MODE));
+  chmodSync(path, FILE_MODE);
+  const { DatabaseSync } = await loadSqlite();
+  const db = new DatabaseSync(path);
+  try {
+    db.exec('PRAGMA busy_timeout = 0; PRAGMA locking_mode = EXCLUSIVE');
+    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF');
+    // Takes the exclusive lock now, not at the first write.
+    db.exec('BEGIN IMMEDIATE; COMMIT');
+  } catch (error) {
+    db.close();
+    if ((error as { errcode?: number }).errcode === SQLITE_BUSY || /locked|busy/i.test(String(error))) {
+      throw new FolderInUseError(dataDir, readHolder(dataDir));
+    }
+    throw error;
+  }
+  migrate(db);
+  return db;
+}
+
+/** Applies every migration past the database's `user_version`, each in one transaction. */
+function migrate(db: DatabaseSync): void {
+  const { user_version: at } = db.prepare('PRAGMA user_version').get() as { user_version: number };
+  if (at > MIGRATIONS.length) {
+    db.close();
+    throw new Error(
+      `The sandbox database is from a newer mkt (schema ${at}); upgrade mkt or start with reset.`,
+    );
+  }
+  for (let v = at; v < MIGRATIONS.length; v++) {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.exec(MIGRATIONS[v]!.sql);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+      db.exec('COMMIT');
+    } catch (error) {
+      db.exec('ROLLBACK');
+      db.close();
+      throw error;
+    }
+  }
+}
+
+/** Records who holds the folder (after listening), so that a second start can name it. */
+export function writeHolder(dataDir: string, url: string): void {
+  try {
+    writeFileSync(join(dataDir, HOLDER_FILE), JSON.stringify({ url, pid: process.pid }), { mode: FILE_MODE });
+  } catch {
+    // Only a courtesy to a second start: a full disk must not stop this one.
+  }
+}
+
+function readHolder(dataDir: string): { url: string; pid: number } | undefined {
+  try {
+    const h = JSON.parse(readFileSync(join(dataDir, HOLDER_FILE), 'utf8')) as {
+      url?: unknown;
+      pid?: unknown;
+    };
+    return typeof h.url === 'string' && typeof h.pid === 'number' ? { url: h.url, pid: h.pid } : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,418 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { closeSync, fdatasync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { DATABASE_FILE } from './database.js';
+import { DeliveryHistory } from './delivery-history.js';
+import type {
+  AppRecord,
+  AttemptRecord,
+  Change,
+  DeliveryRecord,
+  KeyRecord,
+  PendingDelivery,
+  PlanRecord,
+  SeedIds,
+  SubscriptionRecord,
+  TokenRecord,
+  UserRecord,
+} from './records.js';
+import * as rows from './rows.js';
+import type { Row } from './rows.js';
+
+/** Deliveries kept per app for relay resume (docs/PROTOCOL.md, Relay stream). */
+export const KEPT_DELIVERIES = 10_000;
+
+/** One transaction shared by the requests that wrote in the same turn of the event loop. */
+interface Group {
+  done: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function newGroup(): Group {
+  const group = {} as Group;
+  group.done = new Promise<void>((resolve, reject) => Object.assign(group, { resolve, reject }));
+  group.done.catch(() => {}); // a group nobody waits for (background work) fails quietly here
+  return group;
+}
+
+const NO_SEED: SeedIds = { developer_id: '', app_id: '', test_key_id: '', live_key_id: '', user_ids: [] };
+
+/**
+ * All marketplace state, in SQLite. Every change goes through {@link commit}, which opens a
+ * transaction if none is open; the transaction commits on the next turn of the event loop, so the
+ * requests of one turn share one fsync (group commit). A request answers only after {@link sync},
+ * which waits for its own group: a 2xx means committed, and a group that fails (a full disk) is
+ * rolled back whole and fails every request in it (docs/DECISIONS.md, durability).
+ */
+export class Ledger {
+  private readonly statements = new Map<string, StatementSync>();
+  private readonly histories = new Map<string, DeliveryHistory>();
+  /** The open transaction: every change since it began, committed together (group commit). */
+  private group: Group | undefined;
+  /** Committed groups waiting for the fsync of the write-ahead log. */
+  private unsynced: Group[] = [];
+  private syncing = false;
+  private walFd: number | undefined;
+  private readonly requests = new AsyncLocalStorage<{ groups: Set<Group> }>();
+  /** Each app's newest sequence number at open: everything on disk then counts as offered. */
+  private readonly seqsAtOpen = new Map<string, number>();
+
+  constructor(
+    readonly db: DatabaseSync,
+    readonly dataDir: string,
+    private readonly onCommitError: (error: unknown) => void,
+  ) {
+    for (const r of db.prepare('SELECT app_id, last_seq FROM delivery_seqs').all() as Row[])
+      this.seqsAtOpen.set(r.app_id as string, Number(r.last_seq));
+  }
+
+  private sql(text: string): StatementSync {
+    let s = this.statements.get(text);
+    if (s === undefined) {
+      s = this.db.prepare(text);
+      this.statements.set(text, s);
+    }
+    return s;
+  }
+
+  private one(text: string, ...params: SQLInputValue[]): Row | undefined {
+    return this.sql(text).get(...params) as Row | undefined;
+  }
+
+  private ids(text: string, ...params: SQLInputValue[]): string[] {
+    return (this.sql(text).all(...params) as Row[]).map((r) => r.id as string);
+  }
+
+  /**
+   * Runs one request's work: every change it makes joins the open group, and {@link sync} waits for
+   * exactly the groups it wrote to.
+   */
+  runRequest<T>(work: () => T): T {
+    return this.requests.run({ groups: new Set() }, work);
+  }
+
+  /** Applies a change inside the open group's transaction (opening one if needed). */
+  commit(change: Change): void {
+    let group = this.group;
+    if (group === undefined) {
+      this.db.exec('BEGIN IMMEDIATE');
+      group = this.group = newGroup();
+      setImmediate(() => this.flush(group!));
+    }
+    this.requests.getStore()?.groups.add(group);
+    try {
+      this.write(change);
+    } catch (error) {
+      this.fail(group, error);
+      throw error;
+    }
+  }
+
+  /**
+   * Commits the group, then makes it durable: the write-ahead log is fsync'd off the event loop (one
+   * fsync for every group committed meanwhile) before any request of the group is answered. On
+   * failure the group is rolled back and every request in it fails.
+   */
+  private flush(group: Group): void {
+    if (this.group !== group) return;
+    this.group = undefined;
+    try {
+      this.db.exec('COMMIT');
+    } catch (error) {
+      this.group = group;
+      this.fail(group, error);
+      this.onCommitError(error);
+      return;
+    }
+    this.unsynced.push(group);
+    if (!this.syncing) void this.syncWal();
+  }
+
+  private async syncWal(): Promise<void> {
+    this.syncing = true;
+    while (this.unsynced.length > 0) {
+      const groups = this.unsynced.splice(0);
+      try {
+        this.walFd ??= openSync(join(this.dataDir, `${DATABASE_FILE}-wal`), 'r');
+        await new Promise<void>((resolve, reject) =>
+          fdatasync(this.walFd!, (e) => (e ? reject(e) : resolve())),
+        );
+        for (const g of groups) g.resolve();
+      } catch (error) {
+        for (const g of groups) g.reject(error);
+        this.onCommitError(error);
+      }
+    }
+    this.syncing = false;
+  }
+
+  private fail(group: Group, error: unknown): void {
+    if (this.group !== group) return;
+    this.group = undefined;
+    try {
+      this.db.exec('ROLLBACK');
+    } catch {
+      // SQLite may have rolled back by itself (a full disk).
+    }
+    group.reject(error);
+  }
+
+  /**
+   * Resolves once the changes of the calling request (or, outside a request, every change so far)
+   * are committed; rejects when they were rolled back (a full disk), so no 2xx ever covers them.
+   */
+  async sync(): Promise<void> {
+    const mine = this.requests.getStore()?.groups;
+    const groups = mine ? [...mine] : this.group ? [this.group] : [];
+    await Promise.all(groups.map((g) => g.done));
+  }
+
+  /** Applies an earlier version's changes in one transaction (a first start on an old folder). */
+  importChanges(changes: Change[]): void {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const change of changes) this.write(change);
+      this.db.exec('COMMIT');
+    } catch (error) {
+      this.db.exec('ROLLBACK');
+      throw error;
+    }
+    for (const r of this.db.prepare('SELECT app_id, last_seq FROM delivery_seqs').all() as Row[])
+      this.seqsAtOpen.set(r.app_id as string, Number(r.last_seq));
+  }
+
+  /** Commits what is open, waits until it is durable, and closes the database. */
+  async close(): Promise<void> {
+    try {
+      if (this.group) this.flush(this.group);
+      while (this.syncing) await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      if (this.walFd !== undefined) closeSync(this.walFd);
+      this.db.close();
+    }
+  }
+
+  private write(c: Change): void {
+    switch (c.op) {
+      case 'seed':
+        this.sql(`INSERT OR REPLACE INTO meta (key, value) VALUES ('seed', ?)`).run(JSON.stringify(c.v));
+        return;
+      case 'user':
+        return this.upsert('users', rows.users.columns, ['id'], rows.users.toRow(c.v));
+      case 'app':
+        return this.upsert('apps', rows.apps.columns, ['id'], rows.apps.toRow(c.v));
+      case 'app-':
+        return this.removeApp(c.id);
+      case 'plan':
+        return this.upsert('plans', rows.plans.columns, ['app_id', 'id'], rows.plans.toRow(c.v));
+      case 'plan-':
+        this.sql('DELETE FROM plans WHERE app_id = ? AND id = ?').run(c.app_id, c.id);
+        return;
+      case 'key':
+        return this.upsert('api_keys', rows.apiKeys.columns, ['id'], rows.apiKeys.toRow(c.v));
+      case 'key-':
+        this.sql('DELETE FROM api_keys WHERE id = ?').run(c.id);
+        return;
+      case 'sub':
+        return this.upsert(
+          'subscriptions',
+          rows.subscriptions.columns,
+          ['app_id', 'user_id'],
+          rows.subscriptions.toRow(c.v),
+        );
+      case 'token':
+        return this.upsert('tokens', rows.tokens.columns, ['token'], rows.tokens.toRow(c.v));
+      case 'token-':
+        this.sql('DELETE FROM tokens WHERE token = ?').run(c.token);
+        return;
+      case 'delivery':
+        return this.putDelivery(c.v);
+      case 'pending':
+        return this.upsert(
+          'pending_deliveries',
+          rows.pendingDeliveries.columns,
+          ['delivery_id'],
+          rows.pendingDeliveries.toRow(c.v),
+        );
+      case 'pending-':
+        this.sql('DELETE FROM pending_deliveries WHERE delivery_id = ?').run(c.id);
+        return;
+      case 'attempt':
+        this.sql(
+          'INSERT OR REPLACE INTO delivery_attempts (delivery_id, attempt, at, url, response_status, error) VALUES (?, ?, ?, ?, ?, ?)',
+        ).run(c.v.delivery_id, c.v.attempt, c.v.at, c.v.url, c.v.response_status, c.v.error);
+        return;
+    }
+  }
+
+  private upsert(table: string, columns: string[], key: string[], values: SQLInputValue[]): void {
+    this.sql(rows.upsertSql(table, columns, key)).run(...values);
+  }
+
+  private removeApp(id: string): void {
+    const app = this.app(id);
+    if (!app) return;
+    for (const table of ['plans', 'api_keys', 'tokens', 'deliveries', 'delivery_seqs', 'pending_deliveries'])
+      this.sql(`DELETE FROM ${table} WHERE app_id = ?`).run(id);
+    this.sql('DELETE FROM subscriptions WHERE app_id = ?').run(id);
+    this.sql('DELETE FROM users WHERE app_id = ?').run(id);
+    this.sql('DELETE FROM apps WHERE id = ?').run(id);
+    this.histories.delete(id);
+    this.seqsAtOpen.delete(id);
+  }
+
+  /** Keeps `d` unless it is not newer than the app's newest (importing a change twice is harmless). */
+  private putDelivery(d: DeliveryRecord): void {
+    if (d.seq <= this.lastSeq(d.app_id)) return;
+    this.sql(
+      `INSERT INTO deliveries (${rows.deliveries.columns.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(...rows.deliveries.toRow(d));
+    this.sql(
+      'INSERT INTO delivery_seqs (app_id, last_seq) VALUES (?, ?) ON CONFLICT (app_id) DO UPDATE SET last_seq = excluded.last_seq',
+    ).run(d.app_id, d.seq);
+    this.sql('DELETE FROM deliveries WHERE app_id = ? AND seq <= ?').run(d.app_id, d.seq - KEPT_DELIVERIES);
+  }
+
+  /** What the first start seeded (empty ids before that). */
+  get seed(): SeedIds {
+    const row = this.one(`SELECT value FROM meta WHERE key = 'seed'`);
+    return row ? (JSON.parse(row.value as string) as SeedIds) : NO_SEED;
+  }
+
+  user(id: string): UserRecord | undefined {
+    const r = this.one(`SELECT * FROM users WHERE id = ?`, id);
+    return r && rows.users.fromRow(r);
+  }
+
+  /** The test users of an app, oldest first. */
+  userIds(appId: string): string[] {
+    return this.ids('SELECT id FROM users WHERE app_id = ? ORDER BY rowid', appId);
+  }
+
+  app(id: string): AppRecord | undefined {
+    const r = this.one('SELECT * FROM apps WHERE id = ?', id);
+    return r && rows.apps.fromRow(r);
+  }
+
+  appByClientId(clientId: string): AppRecord | undefined {
+    const r = this.one('SELECT * FROM apps WHERE client_id = ?', clientId);
+    return r && rows.apps.fromRow(r);
+  }
+
+  /** The apps of a developer, oldest first. */
+  appIds(ownerId: string): string[] {
+    return this.ids('SELECT id FROM apps WHERE owner_id = ? ORDER BY rowid', ownerId);
+  }
+
+  plan(appId: string, planId: string): PlanRecord | undefined {
+    const r = this.one('SELECT * FROM plans WHERE app_id = ? AND id = ?', appId, planId);
+    return r && rows.plans.fromRow(r);
+  }
+
+  /** The plans of an app, oldest first. */
+  planIds(appId: string): string[] {
+    return this.ids('SELECT id FROM plans WHERE app_id = ? ORDER BY rowid', appId);
+  }
+
+  key(id: string): KeyRecord | undefined {
+    const r = this.one('SELECT * FROM api_keys WHERE id = ?', id);
+    return r && rows.apiKeys.fromRow(r);
+  }
+
+  keyBySecret(secret: string): KeyRecord | undefined {
+    const r = this.one('SELECT * FROM api_keys WHERE secret = ?', secret);
+    return r && rows.apiKeys.fromRow(r);
+  }
+
+  /** The keys of an app, oldest first. */
+  keyIds(appId: string): string[] {
+    return this.ids('SELECT id FROM api_keys WHERE app_id = ? ORDER BY rowid', appId);
+  }
+
+  subscription(appId: string, userId: string): SubscriptionRecord | undefined {
+    const r = this.one('SELECT * FROM subscriptions WHERE app_id = ? AND user_id = ?', appId, userId);
+    return r && rows.subscriptions.fromRow(r);
+  }
+
+  subscriberCount(appId: string, planId: string): number {
+    const r = this.one(
+      'SELECT count(*) AS n FROM subscriptions WHERE app_id = ? AND plan = ?',
+      appId,
+      planId,
+    );
+    return Number(r?.n ?? 0);
+  }
+
+  token(token: string): TokenRecord | undefined {
+    const r = this.one('SELECT * FROM tokens WHERE token = ?', token);
+    return r && rows.tokens.fromRow(r);
+  }
+
+  /** Every token of one grant. */
+  familyTokens(family: string): TokenRecord[] {
+    return (this.sql('SELECT * FROM tokens WHERE family = ?').all(family) as Row[]).map(rows.tokens.fromRow);
+  }
+
+  delivery(appId: string, seq: number): DeliveryRecord | undefined {
+    const r = this.one('SELECT * FROM deliveries WHERE app_id = ? AND seq = ?', appId, seq);
+    return r && rows.deliveries.fromRow(r);
+  }
+
+  /** The oldest kept delivery of an app with a sequence number above `seq`. */
+  deliveryAfter(appId: string, seq: number): DeliveryRecord | undefined {
+    const r = this.one(
+      'SELECT * FROM deliveries WHERE app_id = ? AND seq > ? ORDER BY seq LIMIT 1',
+      appId,
+      seq,
+    );
+    return r && rows.deliveries.fromRow(r);
+  }
+
+  /** The newest sequence number ever given out for the app (never reused, even after a crash). */
+  lastSeq(appId: string): number {
+    return Number(this.one('SELECT last_seq FROM delivery_seqs WHERE app_id = ?', appId)?.last_seq ?? 0);
+  }
+
+  /** A new delivery's sequence number. */
+  nextSeq(appId: string): number {
+    return this.lastSeq(appId) + 1;
+  }
+
+  /** Logs a new delivery (it joins the app's history). */
+  addDelivery(d: DeliveryRecord): void {
+    this.commit({ op: 'delivery', v: d });
+  }
+
+  /** The relay's view of an app's deliveries. */
+  history(appId: string): DeliveryHistory {
+    let h = this.histories.get(appId);
+    if (h === undefined) {
+      h = new DeliveryHistory(this, appId, this.seqsAtOpen.get(appId) ?? 0);
+      this.histories.set(appId, h);
+    }
+    return h;
+  }
+
+  pending(deliveryId: string): PendingDelivery | undefined {
+    const r = this.one('SELECT * FROM pending_deliveries WHERE delivery_id = ?', deliveryId);
+    if (!r) return undefined;
+    const d = this.one('SELECT * FROM deliveries WHERE id = ?', deliveryId);
+    return d && rows.pendingDeliveries.fromRow(r, rows.deliveries.fromRow(d));
+  }
+
+  /** Every delivery still owed to a webhook URL, soonest first. */
+  allPending(): PendingDelivery[] {
+    const list = this.sql(
+      'SELECT p.*, d.seq, d.id, d.event, d.created_at, d.body, d.signature FROM pending_deliveries p ' +
+        'JOIN deliveries d ON d.id = p.delivery_id ORDER BY p.due_at',
+    ).all() as Row[];
+    return list.map((r) => rows.pendingDeliveries.fromRow(r, rows.deliveries.fromRow(r)));
+  }
+
+  /** Records one webhook attempt (for the console's delivery view). */
+  recordAttempt(a: AttemptRecord): void {
+    this.commit({ op: 'attempt', v: a });
+  }
+}
