@@ -118,12 +118,13 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     }),
     rateLimiter: new RateLimiter(now),
     console: new ConsoleRoom({
+      db: ledger.db,
       now,
       siteUrl: () => core.siteUrl,
       port: () => core.port,
       saveToken: async (v) => {
-        store.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
-        await store.sync();
+        ledger.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
+        await ledger.sync();
       },
     }),
     now,

@@ -90,7 +90,7 @@ describe.skipIf(!hasChromium())('the developer console in Chromium', () => {
     await page.waitForLoadState('load');
   }
 
-  it('signs in once through the link, drives apps, plans, the simulator, deliveries and the log, and the CLI sees it all', async () => {
+  it('signs in once through the link, drives apps, plans, the simulator, deliveries and the log, and the CLI sees it all', { timeout: 180_000 }, async () => {
     const link = await consoleLink();
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -113,7 +113,8 @@ describe.skipIf(!hasChromium())('the developer console in Chromium', () => {
     await page.fill('#create-app input[name=name]', 'Console <b>App</b>');
     await page.fill('#create-app textarea[name=redirect_uris]', 'http://127.0.0.1:4321/callback');
     await submit(page, '#create-app form');
-    const appId = /\/console\/apps\/(app_[\w]+)/.exec(page.url())![1]!;
+    expect(page.url(), await page.locator('main').textContent() ?? '').toMatch(/\/console\/apps\/app_\w+$/);
+    const appId = /app_\w+/.exec(page.url())![0];
     await expect(page.locator('#revealed-secret code').textContent()).resolves.toMatch(/^cs_/);
     await expect(page.locator('h1').textContent()).resolves.toBe('Console <b>App</b>'); // escaped, shown as text
     await shoot(page, '02-app-overview');

@@ -1,7 +1,13 @@
 import type { ApiContext, ApiResult } from '../core.js';
 import { ownedApp, requireScope } from '../http/auth.js';
 import { SandboxApiError } from '../http/errors.js';
-import { listRequests, RecordsQueryError, streamRequests } from './records-api.js';
+import {
+  getDelivery,
+  listDeliveries,
+  listRequests,
+  RecordsQueryError,
+  streamRequests,
+} from './records-api.js';
 
 /** Runs a records query, turning its refusals into API errors. */
 function answer(work: () => unknown, status = 200): ApiResult {
@@ -22,7 +28,7 @@ export async function createConsoleSession(ctx: ApiContext): Promise<ApiResult> 
   const p = ctx.principal;
   if (p.kind === 'token') requireScope(p, 'apps:write');
   // A token with apps:write is the developer's own (the simulator never issues that scope).
-  const developer = p.kind === 'key' ? ctx.core.store.users.get(p.app.owner_id) : p.user;
+  const developer = p.kind === 'key' ? ctx.core.ledger.user(p.app.owner_id) : p.user;
   if (!developer) throw new SandboxApiError(404, 'not_found', 'The developer of this app is gone.');
   const link = await ctx.core.console.link({
     developerId: developer.id,
@@ -65,4 +71,34 @@ export function streamAppRequests(ctx: ApiContext): ApiResult {
   });
   res.on('close', () => stop?.());
   return { streamed: true };
+}
+
+/** `GET /apps/{id}/deliveries`. */
+export function listAppDeliveries(ctx: ApiContext): ApiResult {
+  const app = ownedApp(ctx, ctx.params.app_id!);
+  return answer(() => listDeliveries(ctx.core.console.deliveries, app.id, ctx.url.searchParams));
+}
+
+/** `GET /apps/{id}/deliveries/{dlv}`. */
+export function getAppDelivery(ctx: ApiContext): ApiResult {
+  const app = ownedApp(ctx, ctx.params.app_id!);
+  return answer(() => getDelivery(ctx.core.console.deliveries, app.id, ctx.params.delivery_id!));
+}
+
+/** `POST /apps/{id}/deliveries/{dlv}/resend`: one attempt now; answers the delivery with it. */
+export async function resendAppDelivery(ctx: ApiContext): Promise<ApiResult> {
+  const app = ownedApp(ctx, ctx.params.app_id!);
+  const records = ctx.core.console.deliveries;
+  answer(() => getDelivery(records, app.id, ctx.params.delivery_id!));
+  const url = app.webhook_url;
+  if (url === null) {
+    throw new SandboxApiError(
+      409,
+      'no_webhook_url',
+      `App ${app.id} has no webhook URL to send to; set one with: mkt apps update --app ${app.id} --webhook-url URL`,
+    );
+  }
+  const record = records.record(app.id, ctx.params.delivery_id!)!;
+  await ctx.core.deliveries.resend({ ...app, webhook_url: url }, record);
+  return answer(() => getDelivery(records, app.id, ctx.params.delivery_id!));
 }

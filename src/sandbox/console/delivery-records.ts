@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import type { DeliveryRecord } from '../storage/records.js';
 
 /** The start of a webhook URL's answer that an attempt keeps (docs/PROTOCOL.md, deliveries). */
 export const RESPONSE_EXCERPT_BYTES = 2048;
@@ -127,6 +128,23 @@ export class DeliveryRecords {
       has_more: more,
       next_cursor: more ? String(page.at(-1)!.seq) : null,
     };
+  }
+
+  /** The stored delivery (its original envelope and signature), for a resend. */
+  record(appId: string, id: string): DeliveryRecord | undefined {
+    const r = this.db.prepare('SELECT * FROM deliveries WHERE app_id = ? AND id = ?').get(appId, id) as
+      Row | undefined;
+    return (
+      r && {
+        seq: Number(r.seq),
+        id: String(r.id),
+        app_id: String(r.app_id),
+        event: String(r.event),
+        created_at: String(r.created_at),
+        body: String(r.body),
+        signature: String(r.signature),
+      }
+    );
   }
 
   /** One delivery with every attempt and its body, or undefined. */

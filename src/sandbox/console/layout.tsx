@@ -36,7 +36,7 @@ export const Page: FC<PropsWithChildren<{ frame: PageFrame }>> = ({ frame, child
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
-      <meta name="referrer" content="no-referrer" />
+      <meta name="referrer" content="same-origin" />
       <title>{`${frame.title} · mkt console`}</title>
       <link rel="stylesheet" href="/console/assets/console.css" />
     </head>

@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DatabaseSync } from 'node:sqlite';
 import { getRequestListener } from '@hono/node-server';
 import { randomId } from '../ids.js';
 import { createConsoleApp, type ConsolePrincipal } from './app.js';
+import { DeliveryRecords } from './delivery-records.js';
 import { loggedApps, RequestLog, requestRecord, type LoggedCaller } from './request-log.js';
 import { CONSOLE_SESSION_MS, ConsoleSessions } from './sessions.js';
 
@@ -10,6 +12,8 @@ const CONSOLE_SCOPES = ['identity:read', 'entitlements:read', 'apps:write'] as c
 
 /** What the console room needs of the sandbox. */
 export interface ConsoleRoomDeps {
+  /** The sandbox's database (the deliveries and their attempts are read from it). */
+  db: DatabaseSync;
   now: () => number;
   siteUrl: () => string;
   port: () => number;
@@ -43,11 +47,13 @@ export interface ConsoleRequester {
 export class ConsoleRoom {
   readonly sessions: ConsoleSessions<ConsolePrincipal>;
   readonly requestLog = new RequestLog();
+  readonly deliveries: DeliveryRecords;
   /** Serves /console (pages, forms, assets) for node:http. */
   readonly handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
   constructor(private readonly deps: ConsoleRoomDeps) {
     this.sessions = new ConsoleSessions(deps.now);
+    this.deliveries = new DeliveryRecords(deps.db);
     const app = createConsoleApp({
       sessions: this.sessions,
       transport: (request) => fetch(request),

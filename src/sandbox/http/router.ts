@@ -74,6 +74,9 @@ api('DELETE', '/api/v1/apps/:app_id/keys/:key_id', keys.deleteKey);
 api('GET', '/api/v1/apps/:app_id/webhooks/stream', webhookStream);
 api('POST', '/api/v1/console/sessions', consoleApi.createConsoleSession);
 api('GET', '/api/v1/apps/:app_id/logs', consoleApi.listAppRequests);
+api('GET', '/api/v1/apps/:app_id/deliveries', consoleApi.listAppDeliveries);
+api('GET', '/api/v1/apps/:app_id/deliveries/:delivery_id', consoleApi.getAppDelivery);
+api('POST', '/api/v1/apps/:app_id/deliveries/:delivery_id/resend', consoleApi.resendAppDelivery);
 api('GET', '/api/v1/apps/:app_id/logs/stream', consoleApi.streamAppRequests);
 api('POST', '/api/v1/simulator/users', sim.createSimulatorUser);
 api('PATCH', '/api/v1/simulator/users/:user_id', sim.updateSimulatorUser);
@@ -178,7 +181,7 @@ async function runApi(
       status: res.statusCode,
       caller: principal,
       errorCode,
-      ownerOf: (id) => core.store.apps.get(id)?.owner_id,
+      ownerOf: (id) => core.ledger.app(id)?.owner_id,
     }),
   );
   let rateHeaders: Record<string, string> = {};

@@ -1,3 +1,4 @@
+import { ATTEMPT_DETAILS_MIGRATION } from '../console/delivery-records.js';
 /**
  * The sandbox's schema, one migration per entry, applied in order inside one transaction each and
  * recorded in `PRAGMA user_version`. Append a new entry to change the schema; never edit a shipped
@@ -80,4 +81,5 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  ATTEMPT_DETAILS_MIGRATION,
 ];
