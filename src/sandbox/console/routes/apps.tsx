@@ -142,7 +142,7 @@ const KeysPage: FC<{ app: AppView; keys: KeyView[]; csrf: string }> = ({ app, ke
       {keys.length === 0 ? (
         <p class="empty">No keys.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex={0}>
           <table>
             <caption class="vh">API keys of {app.name}</caption>
             <thead>

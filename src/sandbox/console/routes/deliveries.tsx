@@ -76,7 +76,7 @@ const DeliveryList: FC<{
       {deliveries.length === 0 ? (
         <p class="empty">No deliveries{filter.event || filter.state ? ' match' : ' yet'}.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex={0}>
           <table>
             <caption class="vh">Deliveries, newest first</caption>
             <thead>
@@ -150,7 +150,7 @@ const DeliveryDetail: FC<{ app: AppView; d: DeliveryView; csrf: string }> = ({ a
       {(d.attempts ?? []).length === 0 ? (
         <p class="empty">No attempts yet.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex={0}>
           <table>
             <caption class="vh">Attempts, oldest first</caption>
             <thead>

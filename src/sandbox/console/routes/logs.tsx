@@ -66,7 +66,7 @@ const LogPage: FC<{ app: AppView; entries: LogEntry[]; filter: { status: string;
         <p id="live-status" class="muted" role="status">
           Reload for new requests (live updates need JavaScript).
         </p>
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex={0}>
           <table>
             <caption class="vh">Requests, newest first (times in UTC)</caption>
             <thead>

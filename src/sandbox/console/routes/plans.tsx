@@ -48,7 +48,7 @@ const PlansPage: FC<{ app: AppView; plans: PlanView[]; csrf: string }> = ({ app,
       {plans.length === 0 ? (
         <p class="empty">No plans yet.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex={0}>
           <table>
             <caption class="vh">Plans of {app.name}</caption>
             <thead>

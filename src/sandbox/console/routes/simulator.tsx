@@ -25,6 +25,7 @@ export function testUsers(r: ConsoleRequest, appId: string): Promise<TestUserVie
 }
 
 const PAYMENT_BEHAVIOURS = ['succeeds', 'declines', 'declines_renewals'];
+const STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'];
 const ADVANCES: Array<[string, string]> = [
   ['3600', '1 hour'],
   ['86400', '1 day'],
@@ -147,7 +148,7 @@ const SimulatorPage: FC<{
         {users.length === 0 ? (
           <p class="empty">No test users yet.</p>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" tabindex={0}>
             <table>
               <caption class="vh">Test users of {app.name}</caption>
               <thead>
@@ -231,8 +232,18 @@ const SimulatorPage: FC<{
           <label>
             Payments
             <select name="payment_behaviour">
+              <option value="">(the sandbox's default)</option>
               {PAYMENT_BEHAVIOURS.map((b) => (
                 <option value={b}>{b}</option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Status <span class="hint">forced, for edge cases; empty: as the plan's life gives it</span>
+            <select name="status">
+              <option value="">(as subscribed)</option>
+              {STATUSES.map((st) => (
+                <option value={st}>{st}</option>
               ))}
             </select>
           </label>
@@ -310,7 +321,7 @@ export function registerSimulatorRoutes(app: App): void {
       const body: Record<string, unknown> = { app_id: c.req.param('app'), plan: await field(r, 'plan') };
       const trial = await field(r, 'trial_days');
       if (trial) body.trial_days = Number(trial);
-      for (const name of ['payment_behaviour', 'name', 'email']) {
+      for (const name of ['payment_behaviour', 'status', 'name', 'email']) {
         const v = await field(r, name);
         if (v) body[name] = v;
       }
