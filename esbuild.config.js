@@ -177,7 +177,7 @@ const [{ text }] = bundle.outputFiles;
 // import() in a script run by node:vm needs a callback that Node 20 only has as an experimental
 // feature (which warns): src/boot.ts passes the bundle its own import instead.
 const code = text.replaceAll('await import(', 'await __mktImport(');
-if (/(?<!")\bimport\(/.test(code))
+if (/(?<!["`])\bimport\(/.test(code))
   throw new Error('dist/mkt.cjs: an import() that src/boot.ts does not pass');
 // The function src/boot.ts calls, so that the hash covers every byte V8 compiles.
 const script = `(function (exports, require, module, __filename, __dirname, __mktImport) {${code}\n})`;

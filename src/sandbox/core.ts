@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConsoleRoom } from './console/room.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { AuthorizationRequest } from './routes/oauth/request.js';
@@ -42,17 +41,3 @@ export interface AuthorizationCode {
 export type Principal =
   | { kind: 'token'; user: UserRecord; app: AppRecord; scopes: Scope[]; family: string }
   | { kind: 'key'; key: KeyRecord; app: AppRecord };
-
-/** A request to an authenticated API route. */
-export interface ApiContext {
-  core: SandboxCore;
-  req: IncomingMessage;
-  res: ServerResponse;
-  url: URL;
-  params: Record<string, string>;
-  principal: Principal;
-}
-
-/** What an API handler answers; `streamed` means the handler wrote the response itself. */
-export type ApiResult =
-  { status: number; body?: unknown; headers?: Record<string, string> } | { streamed: true };

@@ -13,7 +13,7 @@ export function secretsEqual(a: string, b: string): boolean {
 }
 
 /** ISO 8601 UTC timestamp for a clock value in milliseconds. */
-export function isoTime(ms: number): string {
+export function isoStamp(ms: number): string {
   return new Date(ms).toISOString();
 }
 

@@ -5,7 +5,8 @@ import { ConsoleRoom } from './console/room.js';
 import { newRequestId } from './console/request-log.js';
 import type { SandboxCore } from './core.js';
 import { RateLimiter } from './http/rate-limit.js';
-import { handleRequest } from './http/router.js';
+import { getRequestListener } from '@hono/node-server';
+import { sandboxApp } from './http/app.js';
 import { sweepCodes } from './routes/oauth/consent.js';
 import { writeHolder } from './storage/database.js';
 import { openLedger } from './storage/open-ledger.js';
@@ -137,6 +138,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   await ledger.sync();
 
   // The handler is in place before listening, so no request can arrive unanswered.
+  const listener = getRequestListener(sandboxApp(core).fetch);
   const server = createServer((req, res) => {
     const started = performance.now();
     res.setHeader('x-request-id', newRequestId());
@@ -144,7 +146,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       const path = (req.url ?? '').split('?')[0];
       log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
     });
-    void ledger.runRequest(() => handleRequest(core, req, res));
+    void ledger.runRequest(() => listener(req, res));
   });
   server.keepAliveTimeout = 5_000;
   try {

@@ -1,6 +1,6 @@
 import type { SandboxCore } from './core.js';
-import { SandboxApiError } from './http/errors.js';
-import { isoTime, randomId } from './ids.js';
+import { SandboxApiError } from './http/problem.js';
+import { isoStamp, randomId } from './ids.js';
 import type {
   AppRecord,
   KeyRecord,
@@ -71,7 +71,7 @@ export function userOfApp(core: SandboxCore, app: AppRecord, userId: string): Us
 }
 
 /** The entitlement record of `GET /entitlements` (docs/DECISIONS.md §1). */
-export interface Entitlement {
+export interface EntitlementView {
   user_id: string;
   app_id: string;
   plan: string;
@@ -82,7 +82,7 @@ export interface Entitlement {
 }
 
 /** The user's entitlement on the app, or null (no subscription and no `free` plan). */
-export function entitlementFor(core: SandboxCore, app: AppRecord, userId: string): Entitlement | null {
+export function entitlementFor(core: SandboxCore, app: AppRecord, userId: string): EntitlementView | null {
   const sub = core.ledger.subscription(app.id, userId);
   if (sub === undefined) {
     const free = core.ledger.plan(app.id, 'free');
@@ -97,7 +97,7 @@ export function entitlementFor(core: SandboxCore, app: AppRecord, userId: string
     };
   }
   const plan = core.ledger.plan(app.id, sub.plan);
-  const ent: Entitlement = {
+  const ent: EntitlementView = {
     user_id: userId,
     app_id: app.id,
     plan: sub.plan,
@@ -111,14 +111,14 @@ export function entitlementFor(core: SandboxCore, app: AppRecord, userId: string
 
 /** When a subscription in `status` on `plan` runs out, counted from `now`. */
 export function expiryFor(plan: PlanRecord, status: Status, now: number): string | null {
-  if (status === 'trialing') return isoTime(now + 14 * DAY_MS);
-  if (plan.kind === 'monthly') return isoTime(now + 30 * DAY_MS);
-  if (plan.kind === 'annual') return isoTime(now + 365 * DAY_MS);
+  if (status === 'trialing') return isoStamp(now + 14 * DAY_MS);
+  if (plan.kind === 'monthly') return isoStamp(now + 30 * DAY_MS);
+  if (plan.kind === 'annual') return isoStamp(now + 365 * DAY_MS);
   return null;
 }
 
 /** Creates a test user of `app` subscribed to `plan`; a paid plan emits `subscription.created`. */
-export function createTestUser(
+export function addTestUser(
   core: SandboxCore,
   app: AppRecord,
   input: { plan: PlanRecord; status: Status; email?: string; name?: string; api_calls?: number },
@@ -131,7 +131,7 @@ export function createTestUser(
     email: input.email ?? `${id}@sandbox.test`,
     name: input.name ?? 'Test User',
     app_id: app.id,
-    created_at: isoTime(now),
+    created_at: isoStamp(now),
   };
   core.ledger.commit({ op: 'user', v: user });
   const subscription: SubscriptionRecord = {
@@ -140,9 +140,9 @@ export function createTestUser(
     plan: input.plan.id,
     status: input.status,
     expires_at: expiryFor(input.plan, input.status, now),
-    cancelled_at: input.status === 'cancelled' ? isoTime(now) : null,
+    cancelled_at: input.status === 'cancelled' ? isoStamp(now) : null,
     api_calls: input.api_calls ?? 0,
-    created_at: isoTime(now),
+    created_at: isoStamp(now),
   };
   core.ledger.commit({ op: 'sub', v: subscription });
   if (emit && input.plan.kind !== 'free') {

@@ -113,7 +113,7 @@ export async function openConsent(
   const res = await fetch(`${sb.siteUrl}/oauth/authorize?${query}`);
   const html = await res.text();
   const fields: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
     fields[m[1]!] = m[2]!;
   return { status: res.status, html, fields };
 }

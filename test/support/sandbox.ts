@@ -175,7 +175,7 @@ export async function developerToken(
   });
   const page = await (await fetch(`${sandbox.siteUrl}/oauth/authorize?${query}`)).text();
   const form = new URLSearchParams({ user_id: developer.id, decision: 'approve' });
-  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
     form.set(m[1]!, m[2]!);
   const consent = await fetch(`${sandbox.siteUrl}/oauth/authorize`, {
     method: 'POST',

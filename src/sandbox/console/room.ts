@@ -1,6 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DatabaseSync } from 'node:sqlite';
-import { getRequestListener } from '@hono/node-server';
 import { randomId } from '../ids.js';
 import { createConsoleApp, type ConsolePrincipal } from './app.js';
 import { DeliveryRecords } from './delivery-records.js';
@@ -48,22 +46,18 @@ export class ConsoleRoom {
   readonly sessions: ConsoleSessions<ConsolePrincipal>;
   readonly requestLog = new RequestLog();
   readonly deliveries: DeliveryRecords;
-  /** Serves /console (pages, forms, assets) for node:http. */
-  readonly handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** Serves /console: pages, forms, assets. */
+  readonly app: { fetch(request: Request): Response | Promise<Response> };
 
   constructor(private readonly deps: ConsoleRoomDeps) {
     this.sessions = new ConsoleSessions(deps.now);
     this.deliveries = new DeliveryRecords(deps.db);
-    const app = createConsoleApp({
+    this.app = createConsoleApp({
       sessions: this.sessions,
       transport: (request) => fetch(request),
       siteUrl: deps.siteUrl,
       port: deps.port,
     });
-    this.handle = getRequestListener(app.fetch) as (
-      req: IncomingMessage,
-      res: ServerResponse,
-    ) => Promise<void>;
   }
 
   /** A one-time console link for the developer (`POST /console/sessions`, `mkt sandbox start`). */

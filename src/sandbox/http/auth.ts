@@ -1,8 +1,8 @@
 import { HEADER } from '../../wire.js';
-import type { IncomingMessage } from 'node:http';
-import type { ApiContext, Principal, SandboxCore } from '../core.js';
+import type { Principal, SandboxCore } from '../core.js';
+import type { RouteContext } from './env.js';
 import type { AppRecord, Scope } from '../storage/records.js';
-import { SandboxApiError } from './errors.js';
+import { SandboxApiError } from './problem.js';
 
 function unauthorized(message: string, challenge = 'Bearer realm="mkt-sandbox"'): SandboxApiError {
   return new SandboxApiError(401, 'unauthorized', message, { 'www-authenticate': challenge });
@@ -18,9 +18,12 @@ function invalidToken(message: string): SandboxApiError {
 }
 
 /** Resolves `Authorization: Bearer at_…` or `X-API-Key: test_…|live_…` to a principal, or throws 401. */
-export function authenticate(core: SandboxCore, req: IncomingMessage): Principal {
-  const authorization = req.headers.authorization;
-  const apiKey = req.headers[HEADER.apiKey];
+export function authenticate(
+  core: SandboxCore,
+  headers: { authorization?: string; [name: string]: string | string[] | undefined },
+): Principal {
+  const authorization = headers.authorization;
+  const apiKey = headers[HEADER.apiKey];
   if (authorization !== undefined && apiKey !== undefined) {
     throw unauthorized('Send either Authorization or X-API-Key, not both.');
   }
@@ -67,7 +70,7 @@ export function developerId(principal: Principal): string {
 }
 
 /** Looks up an app the caller may manage: 404 when unknown, 403 when someone else's. */
-export function ownedApp(ctx: ApiContext, appId: string): AppRecord {
+export function ownedApp(ctx: { core: SandboxCore; principal: Principal }, appId: string): AppRecord {
   const app = ctx.core.ledger.app(appId);
   if (!app) throw new SandboxApiError(404, 'not_found', `No app with id "${appId}".`);
   const p = ctx.principal;
@@ -99,4 +102,9 @@ export function requireTestMode(principal: Principal): void {
       'The simulator accepts test keys and tokens only, not live keys.',
     );
   }
+}
+
+/** The app named by the route's `:app_id`, which the caller may manage (404 or 403 otherwise). */
+export function routeApp(c: RouteContext): AppRecord {
+  return ownedApp({ core: c.var.core, principal: c.var.principal }, c.req.param('app_id')!);
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { invalidRequest, SandboxApiError } from './errors.js';
+import { invalidRequest, SandboxApiError } from './problem.js';
 
 /** Largest request body the sandbox accepts (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;

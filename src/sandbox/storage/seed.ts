@@ -1,12 +1,12 @@
 import type { SandboxCore } from '../core.js';
-import { isoTime, newApiKey, newClientSecret, newWebhookSecret, randomId } from '../ids.js';
-import { createTestUser } from '../model.js';
+import { isoStamp, newApiKey, newClientSecret, newWebhookSecret, randomId } from '../ids.js';
+import { addTestUser } from '../model.js';
 import type { AppRecord, KeyRecord, PlanRecord } from './records.js';
 
 /** Creates the developer, the "Sandbox App" with its plans and keys, and three test users. */
 export function seedLedger(core: SandboxCore): void {
   const store = core.ledger;
-  const created = isoTime(core.now());
+  const created = isoStamp(core.now());
   const developerId = randomId('usr', 8);
   const developer = { id: developerId, email: 'dev@sandbox.test', name: 'Dev Eloper', app_id: null };
   store.commit({ op: 'user', v: { ...developer, created_at: created } });
@@ -59,19 +59,19 @@ export function seedLedger(core: SandboxCore): void {
   store.commit({ op: 'key', v: testKey });
   store.commit({ op: 'key', v: liveKey });
   const users = [
-    createTestUser(
+    addTestUser(
       core,
       app,
       { plan: pro, status: 'active', email: 'ada@sandbox.test', name: 'Ada Active', api_calls: 42 },
       false,
     ),
-    createTestUser(
+    addTestUser(
       core,
       app,
       { plan: free, status: 'active', email: 'fred@sandbox.test', name: 'Fred Free', api_calls: 3 },
       false,
     ),
-    createTestUser(
+    addTestUser(
       core,
       app,
       { plan: pro, status: 'past_due', email: 'pat@sandbox.test', name: 'Pat Pastdue' },

@@ -1,4 +1,4 @@
-import { isoTime, randomId } from '../ids.js';
+import { isoStamp, randomId } from '../ids.js';
 import type { AppRecord, DeliveryRecord, PendingDelivery } from '../storage/records.js';
 import type { Ledger } from '../storage/ledger.js';
 import type { Relay } from './relay.js';
@@ -55,7 +55,7 @@ export class Deliveries {
    * disk, offers it to listeners and makes the first webhook attempt.
    */
   emit(app: AppRecord, event: string, data: unknown): Promise<EmitResult> {
-    const envelope = { event, timestamp: isoTime(this.options.now()), data };
+    const envelope = { event, timestamp: isoStamp(this.options.now()), data };
     const body = JSON.stringify(envelope);
     const delivery: DeliveryRecord = {
       seq: this.store.nextSeq(app.id),
@@ -162,7 +162,7 @@ export class Deliveries {
    */
   async resend(app: AppRecord & { webhook_url: string }, d: DeliveryRecord): Promise<FirstAttempt> {
     const envelope = JSON.parse(d.body) as Record<string, unknown>;
-    const body = JSON.stringify({ ...envelope, timestamp: isoTime(this.options.now()) });
+    const body = JSON.stringify({ ...envelope, timestamp: isoStamp(this.options.now()) });
     const fresh = { ...d, body, signature: signBody(app.webhook_secret, body) };
     const result = await this.post(app.webhook_url, d, deliveryHeaders(fresh), body);
     this.options.log(

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { SandboxCore } from '../../core.js';
-import { SandboxOAuthError } from '../../http/errors.js';
+import { oauthError } from '../../http/problem.js';
 import { secretsEqual } from '../../ids.js';
 import type { AppRecord } from '../../storage/records.js';
 
@@ -10,7 +10,7 @@ function safeDecode(value: string): string {
   try {
     return decodeURIComponent(value.replace(/\+/g, ' '));
   } catch {
-    throw new SandboxOAuthError(401, 'invalid_client', 'Malformed Basic credentials.', basicChallenge);
+    throw oauthError(401, 'invalid_client', 'Malformed Basic credentials.', basicChallenge);
   }
 }
 
@@ -26,18 +26,16 @@ export function authenticateClient(
   let basic = false;
   if (header !== undefined) {
     const match = /^Basic +([A-Za-z0-9+/=]+)$/i.exec(header);
-    if (!match)
-      throw new SandboxOAuthError(401, 'invalid_client', 'Unsupported Authorization header.', basicChallenge);
+    if (!match) throw oauthError(401, 'invalid_client', 'Unsupported Authorization header.', basicChallenge);
     const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon < 0)
-      throw new SandboxOAuthError(401, 'invalid_client', 'Malformed Basic credentials.', basicChallenge);
+    if (colon < 0) throw oauthError(401, 'invalid_client', 'Malformed Basic credentials.', basicChallenge);
     if (secret !== undefined) {
-      throw new SandboxOAuthError(400, 'invalid_request', 'Use one client authentication method, not both.');
+      throw oauthError(400, 'invalid_request', 'Use one client authentication method, not both.');
     }
     const headerId = safeDecode(decoded.slice(0, colon));
     if (clientId !== undefined && clientId !== headerId) {
-      throw new SandboxOAuthError(
+      throw oauthError(
         400,
         'invalid_request',
         'The client_id in the body differs from the Basic credentials.',
@@ -48,17 +46,11 @@ export function authenticateClient(
     basic = true;
   }
   if (clientId === undefined)
-    throw new SandboxOAuthError(400, 'invalid_request', 'The parameter "client_id" is missing.');
-  if (secret === undefined)
-    throw new SandboxOAuthError(401, 'invalid_client', 'The client_secret is missing.');
+    throw oauthError(400, 'invalid_request', 'The parameter "client_id" is missing.');
+  if (secret === undefined) throw oauthError(401, 'invalid_client', 'The client_secret is missing.');
   const app = core.ledger.appByClientId(clientId);
   if (!app || !secretsEqual(app.client_secret, secret)) {
-    throw new SandboxOAuthError(
-      401,
-      'invalid_client',
-      'Client authentication failed.',
-      basic ? basicChallenge : {},
-    );
+    throw oauthError(401, 'invalid_client', 'Client authentication failed.', basic ? basicChallenge : {});
   }
   return app;
 }

@@ -1,14 +1,16 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Hono } from 'hono';
+import type { IncomingMessage } from 'node:http';
 import type { SandboxCore } from '../../core.js';
 import { decodeUtf8, mediaType, readRawBody } from '../../http/body.js';
-import { SandboxApiError } from '../../http/errors.js';
-import { errorPage } from '../../http/html.js';
-import { sendHtml } from '../../http/send.js';
+import type { SandboxEnv } from '../../http/env.js';
+import { sameOriginForm } from '../../http/guards.js';
+import { page } from '../../http/layout.js';
+import { pageError, SandboxApiError } from '../../http/problem.js';
 import { randomId, secretsEqual } from '../../ids.js';
 import { userOfApp } from '../../model.js';
 import type { AppRecord } from '../../storage/records.js';
 import { consentPage, type ConsentUser } from './consent-page.js';
-import { PageError, parseAuthorizationRequest, single, type AuthorizationRequest } from './request.js';
+import { parseAuthorizationRequest, single, type AuthorizationRequest } from './request.js';
 
 /** Authorization codes expire 60 s after they are issued (docs/DECISIONS.md §2). */
 export const CODE_TTL_MS = 60_000;
@@ -30,24 +32,9 @@ function consentUsers(core: SandboxCore, app: AppRecord): ConsentUser[] {
   return users;
 }
 
-function showError(res: ServerResponse, error: unknown): void {
-  if (error instanceof PageError) {
-    return sendHtml(res, error.status, errorPage('Authorization failed', error.code, error.message));
-  }
-  if (error instanceof SandboxApiError) {
-    return sendHtml(res, error.status, errorPage('Authorization failed', error.code, error.message));
-  }
-  throw error;
-}
-
 /** `GET /oauth/authorize`: stores the validated request and shows the consent page (or the error). */
-export function showConsent(core: SandboxCore, _req: IncomingMessage, res: ServerResponse, url: URL): void {
-  let parsed: ReturnType<typeof parseAuthorizationRequest>;
-  try {
-    parsed = parseAuthorizationRequest(core, url.searchParams);
-  } catch (error) {
-    return showError(res, error);
-  }
+function showConsent(core: SandboxCore, url: URL) {
+  const parsed = parseAuthorizationRequest(core, url.searchParams);
   const now = core.now();
   for (const [id, r] of core.authRequests) {
     if (r.expiresAt > now && core.authRequests.size < MAX_REQUESTS) break;
@@ -68,33 +55,16 @@ export function showConsent(core: SandboxCore, _req: IncomingMessage, res: Serve
     ...users.filter((u) => u.user.id !== selected),
   ];
   const hidden = { request_id: request.id, csrf_token: request.csrf };
-  sendHtml(
-    res,
-    200,
-    consentPage({ app: request.app, scopes: request.scopes, users: ordered, selected, hidden }),
-  );
-}
-
-/** A browser sends `Origin` with every POST; only this sandbox's own pages may submit consent. */
-function checkOrigin(core: SandboxCore, req: IncomingMessage): void {
-  const origin = req.headers.origin;
-  const own = [`http://127.0.0.1:${core.port}`, `http://localhost:${core.port}`, `http://[::1]:${core.port}`];
-  if ((origin !== undefined && !own.includes(origin)) || req.headers['sec-fetch-site'] === 'cross-site') {
-    throw new PageError(
-      'access_denied',
-      'The consent form was sent from another site; nothing was issued.',
-      403,
-    );
-  }
+  return consentPage({ app: request.app, scopes: request.scopes, users: ordered, selected, hidden });
 }
 
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   const raw = await readRawBody(req);
   if (mediaType(req) !== 'application/x-www-form-urlencoded') {
-    throw new PageError('invalid_request', 'Send the form as application/x-www-form-urlencoded.');
+    throw pageError('invalid_request', 'Send the form as application/x-www-form-urlencoded.');
   }
   const text = decodeUtf8(raw);
-  if (text === undefined) throw new PageError('invalid_request', 'The form is not valid UTF-8.');
+  if (text === undefined) throw pageError('invalid_request', 'The form is not valid UTF-8.');
   return new URLSearchParams(text);
 }
 
@@ -103,18 +73,14 @@ function takeRequest(core: SandboxCore, form: URLSearchParams): AuthorizationReq
   const id = single(form, 'request_id');
   const request = id === null ? undefined : core.authRequests.get(id);
   if (!request || request.expiresAt <= core.now()) {
-    throw new PageError(
+    throw pageError(
       'invalid_request',
       'This consent page is unknown, already answered or expired; start the sign-in again.',
     );
   }
   const csrf = single(form, 'csrf_token');
   if (csrf === null || !secretsEqual(csrf, request.csrf)) {
-    throw new PageError(
-      'access_denied',
-      'The consent form lacks its anti-CSRF token; nothing was issued.',
-      403,
-    );
+    throw pageError('access_denied', 'The consent form lacks its anti-CSRF token; nothing was issued.', 403);
   }
   core.authRequests.delete(request.id);
   return request;
@@ -124,17 +90,12 @@ function takeRequest(core: SandboxCore, form: URLSearchParams): AuthorizationReq
  * `POST /oauth/authorize`: approve (302 with `code` and `state`) or deny (302 with
  * `error=access_denied`). Everything but the person's choice comes from the stored request.
  */
-export async function submitConsent(
-  core: SandboxCore,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
-  try {
-    checkOrigin(core, req);
+async function submitConsent(core: SandboxCore, req: IncomingMessage): Promise<string> {
+  {
     const form = await readForm(req);
     const decision = single(form, 'decision');
     if (decision !== 'approve' && decision !== 'deny') {
-      throw new PageError('invalid_request', 'The "decision" must be "approve" or "deny".');
+      throw pageError('invalid_request', 'The "decision" must be "approve" or "deny".');
     }
     const request = takeRequest(core, form);
     const target = new URL(request.redirectUri);
@@ -143,12 +104,20 @@ export async function submitConsent(
       target.searchParams.set('error_description', 'The user denied the request.');
     } else {
       const userId = single(form, 'user_id');
-      if (userId === null) throw new PageError('invalid_request', 'Choose a user to sign in as.');
+      if (userId === null) throw pageError('invalid_request', 'Choose a user to sign in as.');
       let user;
       try {
         user = userOfApp(core, request.app, userId);
       } catch {
-        throw new PageError('invalid_request', `The user "${userId}" cannot sign in to ${request.app.name}.`);
+        throw pageError('invalid_request', `The user "${userId}" cannot sign in to ${request.app.name}.`);
+      }
+      // Managing apps is the developer's alone: a test user is never granted apps:write (as in the simulator).
+      if (user.id !== request.app.owner_id && request.scopes.includes('apps:write')) {
+        throw pageError(
+          'access_denied',
+          `A test user cannot be granted "apps:write"; sign in as the developer of ${request.app.name} instead.`,
+          403,
+        );
       }
       const code = randomId('code', 20);
       core.codes.set(code, {
@@ -172,12 +141,24 @@ export async function submitConsent(
       target.searchParams.set('code', code);
     }
     if (request.state !== null) target.searchParams.set('state', request.state);
-    res.writeHead(302, { location: target.toString(), 'cache-control': 'no-store' });
-    res.end();
-  } catch (error) {
-    showError(res, error);
+    return target.toString();
   }
 }
+
+/** The consent page and its form (pages: failures are shown, never redirected). */
+export const consentRoutes = new Hono<SandboxEnv>()
+  .get('/oauth/authorize', (c) => page(c, 200, showConsent(c.var.core, new URL(c.req.url))))
+  .post('/oauth/authorize', sameOriginForm, async (c) => {
+    try {
+      const location = await submitConsent(c.var.core, c.env.incoming);
+      return c.body(null, 302, { location, 'cache-control': 'no-store' });
+    } catch (error) {
+      // Every failure of the consent flow is shown on a page.
+      if (error instanceof SandboxApiError)
+        throw new SandboxApiError(error.status, error.code, error.message, {}, 'page');
+      throw error;
+    }
+  });
 
 /** Removes codes and consent requests past their expiry (called periodically). */
 export function sweepCodes(core: SandboxCore): void {

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { SandboxCore } from '../../core.js';
-import { SandboxOAuthError } from '../../http/errors.js';
+import { oauthError } from '../../http/problem.js';
 import { secretsEqual } from '../../ids.js';
 import { issueTokens, revokeFamily, type TokenResponse } from '../../model.js';
 import type { AppRecord, Scope } from '../../storage/records.js';
 import { PKCE_PATTERN } from './request.js';
 import { need } from './token-request.js';
 
-const invalidGrant = (message: string) => new SandboxOAuthError(400, 'invalid_grant', message);
+const invalidGrant = (message: string) => oauthError(400, 'invalid_grant', message);
 
 /** `grant_type=authorization_code`: single use, 60 s, bound to client, redirect URI and PKCE challenge. */
 export function exchangeCode(core: SandboxCore, app: AppRecord, fields: Map<string, string>): TokenResponse {
@@ -62,7 +62,7 @@ export function refresh(core: SandboxCore, app: AppRecord, fields: Map<string, s
   if (requested !== undefined) {
     const list = requested.split(' ').filter((s) => s !== '');
     if (list.some((s) => !(record.scopes as string[]).includes(s))) {
-      throw new SandboxOAuthError(400, 'invalid_scope', 'A refresh cannot add scopes.');
+      throw oauthError(400, 'invalid_scope', 'A refresh cannot add scopes.');
     }
     scopes = list as Scope[];
   }

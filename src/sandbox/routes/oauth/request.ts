@@ -1,20 +1,10 @@
 import type { SandboxCore } from '../../core.js';
-import { isLoopbackUrl } from '../../http/validate.js';
+import { isLoopbackUrl } from '../../http/schemas.js';
+import { pageError } from '../../http/problem.js';
 import { SCOPES, type AppRecord, type Scope } from '../../storage/records.js';
 
 /** A PKCE code challenge or verifier (RFC 7636 section 4.1). */
 export const PKCE_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;
-
-/** A request error shown on the consent page (never redirected to an unchecked URI). */
-export class PageError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
-}
 
 /**
  * A validated authorization request, stored when the consent page is shown; the form carries only
@@ -50,34 +40,32 @@ export function redirectUriMatches(registered: string, requested: string): boole
 /** One parameter at most once; '' counts as absent. */
 export function single(params: URLSearchParams, name: string): string | null {
   const all = params.getAll(name);
-  if (all.length > 1) throw new PageError('invalid_request', `The parameter "${name}" is repeated.`);
+  if (all.length > 1) throw pageError('invalid_request', `The parameter "${name}" is repeated.`);
   const value = all[0];
   return value === undefined || value === '' ? null : value;
 }
 
-/** Validates the query of `GET /oauth/authorize`; every problem is a {@link PageError}. */
+/** Validates the query of `GET /oauth/authorize`; every problem is a page error. */
 export function parseAuthorizationRequest(
   core: SandboxCore,
   params: URLSearchParams,
 ): Omit<AuthorizationRequest, 'id' | 'csrf' | 'expiresAt'> {
   const clientId = single(params, 'client_id');
-  if (clientId === null) throw new PageError('invalid_request', 'The parameter "client_id" is missing.');
+  if (clientId === null) throw pageError('invalid_request', 'The parameter "client_id" is missing.');
   const app = core.ledger.appByClientId(clientId);
-  if (!app) throw new PageError('invalid_client', `No application has the client id "${clientId}".`);
+  if (!app) throw pageError('invalid_client', `No application has the client id "${clientId}".`);
   const redirectUri = single(params, 'redirect_uri');
-  if (redirectUri === null)
-    throw new PageError('invalid_request', 'The parameter "redirect_uri" is missing.');
+  if (redirectUri === null) throw pageError('invalid_request', 'The parameter "redirect_uri" is missing.');
   if (!app.redirect_uris.some((r) => redirectUriMatches(r, redirectUri))) {
-    throw new PageError(
+    throw pageError(
       'invalid_redirect_uri',
       `The redirect URI "${redirectUri}" is not registered for ${app.name}.`,
     );
   }
   const responseType = single(params, 'response_type');
-  if (responseType === null)
-    throw new PageError('invalid_request', 'The parameter "response_type" is missing.');
+  if (responseType === null) throw pageError('invalid_request', 'The parameter "response_type" is missing.');
   if (responseType !== 'code') {
-    throw new PageError(
+    throw pageError(
       'unsupported_response_type',
       `The response type "${responseType}" is not supported; use "code".`,
     );
@@ -86,24 +74,23 @@ export function parseAuthorizationRequest(
   const scopes = [...new Set(scopeParam.split(' ').filter((s) => s !== ''))];
   for (const s of scopes) {
     if (!(SCOPES as readonly string[]).includes(s)) {
-      throw new PageError('invalid_scope', `Unknown scope "${s}". Known scopes: ${SCOPES.join(', ')}.`);
+      throw pageError('invalid_scope', `Unknown scope "${s}". Known scopes: ${SCOPES.join(', ')}.`);
     }
   }
-  if (scopes.length === 0) throw new PageError('invalid_scope', 'The parameter "scope" is empty.');
+  if (scopes.length === 0) throw pageError('invalid_scope', 'The parameter "scope" is empty.');
   const state = single(params, 'state');
-  if (state !== null && state.length > 512)
-    throw new PageError('invalid_request', 'The "state" is too long.');
+  if (state !== null && state.length > 512) throw pageError('invalid_request', 'The "state" is too long.');
   const codeChallenge = single(params, 'code_challenge');
   const method = single(params, 'code_challenge_method');
   if (codeChallenge === null && method !== null) {
-    throw new PageError('invalid_request', 'A "code_challenge_method" was sent without a "code_challenge".');
+    throw pageError('invalid_request', 'A "code_challenge_method" was sent without a "code_challenge".');
   }
   if (codeChallenge !== null) {
     if (method !== 'S256') {
-      throw new PageError('invalid_request', 'Only the PKCE code_challenge_method "S256" is supported.');
+      throw pageError('invalid_request', 'Only the PKCE code_challenge_method "S256" is supported.');
     }
     if (!PKCE_PATTERN.test(codeChallenge)) {
-      throw new PageError('invalid_request', 'The "code_challenge" is not a valid S256 challenge.');
+      throw pageError('invalid_request', 'The "code_challenge" is not a valid S256 challenge.');
     }
   }
   return { app, redirectUri, scopes: scopes as Scope[], state, codeChallenge };

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { decodeUtf8, mediaType, readRawBody } from '../../http/body.js';
-import { SandboxApiError, SandboxOAuthError } from '../../http/errors.js';
+import { oauthError, SandboxApiError } from '../../http/problem.js';
 
 /**
  * Reads the token request from a JSON or form body; every field must be a single string. Parameters
@@ -12,20 +12,19 @@ export async function readTokenRequest(req: IncomingMessage): Promise<Map<string
     raw = await readRawBody(req);
   } catch (error) {
     if (error instanceof SandboxApiError) {
-      throw new SandboxOAuthError(error.status, 'invalid_request', error.message);
+      throw oauthError(error.status, 'invalid_request', error.message);
     }
     throw error;
   }
   const type = mediaType(req);
   const text = decodeUtf8(raw);
-  if (text === undefined) throw new SandboxOAuthError(400, 'invalid_request', 'The body is not valid UTF-8.');
+  if (text === undefined) throw oauthError(400, 'invalid_request', 'The body is not valid UTF-8.');
   const fields = new Map<string, string>();
   if (type === 'application/x-www-form-urlencoded') {
     const params = new URLSearchParams(text);
     for (const key of new Set(params.keys())) {
       const values = params.getAll(key);
-      if (values.length > 1)
-        throw new SandboxOAuthError(400, 'invalid_request', `The parameter "${key}" is repeated.`);
+      if (values.length > 1) throw oauthError(400, 'invalid_request', `The parameter "${key}" is repeated.`);
       fields.set(key, values[0]!);
     }
   } else if (type === 'application/json') {
@@ -33,18 +32,18 @@ export async function readTokenRequest(req: IncomingMessage): Promise<Map<string
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new SandboxOAuthError(400, 'invalid_request', 'The body is not valid JSON.');
+      throw oauthError(400, 'invalid_request', 'The body is not valid JSON.');
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new SandboxOAuthError(400, 'invalid_request', 'The body must be a JSON object.');
+      throw oauthError(400, 'invalid_request', 'The body must be a JSON object.');
     }
     for (const [key, value] of Object.entries(parsed)) {
       if (typeof value !== 'string')
-        throw new SandboxOAuthError(400, 'invalid_request', `The field "${key}" must be a string.`);
+        throw oauthError(400, 'invalid_request', `The field "${key}" must be a string.`);
       fields.set(key, value);
     }
   } else {
-    throw new SandboxOAuthError(
+    throw oauthError(
       415,
       'invalid_request',
       'Send the body as application/json or application/x-www-form-urlencoded.',
@@ -57,7 +56,7 @@ export async function readTokenRequest(req: IncomingMessage): Promise<Map<string
 export function need(fields: Map<string, string>, name: string): string {
   const value = fields.get(name);
   if (value === undefined || value === '') {
-    throw new SandboxOAuthError(400, 'invalid_request', `The parameter "${name}" is missing.`);
+    throw oauthError(400, 'invalid_request', `The parameter "${name}" is missing.`);
   }
   return value;
 }

@@ -1,0 +1,75 @@
+import { Hono } from 'hono';
+import type { SandboxCore } from '../core.js';
+import { dashboardPages } from '../routes/dashboard-pages.js';
+import { appsApi } from '../routes/apps-api.js';
+import { identityApi } from '../routes/identity-api.js';
+import { keysApi } from '../routes/keys-api.js';
+import { consentRoutes } from '../routes/oauth/consent.js';
+import { metadataRoutes } from '../routes/oauth/metadata.js';
+import { tokenRoutes } from '../routes/oauth/token-grant.js';
+import { plansApi } from '../routes/plans-api.js';
+import { relayApi } from '../routes/relay-api.js';
+import { simulatorApi } from '../routes/simulator-api.js';
+import { consoleApi, requestLogging } from '../console/api-room.js';
+import type { SandboxEnv } from './env.js';
+import { authentication, committed, decodablePath, hostRule, rateLimit } from './guards.js';
+import { answerProblem, SandboxApiError } from './problem.js';
+
+/**
+ * The rooms of the authenticated API, each a Hono router with its routes, schemas and handlers in
+ * one file, mounted under `/api/v1`. A new room (billing, console) adds one line here.
+ */
+const API_ROOMS: ReadonlyArray<Hono<SandboxEnv>> = [
+  identityApi,
+  appsApi,
+  plansApi,
+  keysApi,
+  relayApi,
+  simulatorApi,
+  consoleApi,
+];
+
+/** Pages and OAuth endpoints that are not behind API authentication. */
+const OPEN_ROUTES: ReadonlyArray<Hono<SandboxEnv>> = [
+  dashboardPages,
+  metadataRoutes,
+  consentRoutes,
+  tokenRoutes,
+];
+
+const pattern = (path: string) => new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+').replace(/\*$/, '.*')}$`);
+
+/** The sandbox's HTTP application: the Host rule first, then the open routes, then the API. */
+export function sandboxApp(core: SandboxCore): Hono<SandboxEnv> {
+  const app = new Hono<SandboxEnv>();
+  app.use(async (c, next) => {
+    c.set('core', core);
+    await next();
+  });
+  app.use(hostRule, decodablePath);
+  // Registered before the API's middleware, so that they answer without API authentication.
+  for (const routes of OPEN_ROUTES) app.route('/', routes);
+  // The developer console is an application of its own (its sessions, CSRF and pages).
+  const console = (c: { req: { raw: Request } }) => core.console.app.fetch(c.req.raw);
+  app.all('/console', console).all('/console/*', console);
+  const api = new Hono<SandboxEnv>();
+  api.use(authentication, requestLogging, rateLimit, committed);
+  for (const room of API_ROOMS) api.route('/', room);
+  app.route('/api/v1', api);
+
+  const routes = app.routes
+    .filter((r) => r.method !== 'ALL')
+    .map((r) => ({ method: r.method, match: pattern(r.path) }));
+  app.notFound((c) => {
+    const path = c.req.path;
+    const allowed = [...new Set(routes.filter((r) => r.match.test(path)).map((r) => r.method))];
+    if (allowed.length > 0) {
+      throw new SandboxApiError(405, 'method_not_allowed', `Use ${allowed.join(' or ')} for this path.`, {
+        allow: allowed.join(', '),
+      });
+    }
+    throw new SandboxApiError(404, 'not_found', `Nothing at ${path}.`);
+  });
+  app.onError(answerProblem);
+  return app;
+}

@@ -1,0 +1,81 @@
+import { createMiddleware } from 'hono/factory';
+import { isLocalHost } from '../../wire/local-host.js';
+import { RATE_LIMITS } from '../../wire.js';
+import { authenticate } from './auth.js';
+import type { SandboxEnv } from './env.js';
+import { SandboxApiError } from './problem.js';
+
+/**
+ * The Host rule (DNS rebinding, docs/DECISIONS.md §2): only a `Host` naming this loopback server
+ * is served; anything else gets 421 before routing.
+ */
+export const hostRule = createMiddleware<SandboxEnv>(async (c, next) => {
+  const port = c.var.core.port;
+  if (!isLocalHost(c.req.header('host'), port)) {
+    throw new SandboxApiError(
+      421,
+      'misdirected_request',
+      `This local server answers only Host 127.0.0.1:${port}, localhost:${port} or [::1]:${port}.`,
+      { connection: 'close' },
+      'api',
+    );
+  }
+  await next();
+});
+
+/** A path that is not valid percent-encoding is a 400, not a 404. */
+export const decodablePath = createMiddleware<SandboxEnv>(async (c, next) => {
+  try {
+    for (const part of new URL(c.req.url).pathname.split('/')) decodeURIComponent(part);
+  } catch {
+    throw new SandboxApiError(400, 'invalid_request', 'The path is not valid percent-encoding.');
+  }
+  await next();
+});
+
+/** Authenticates an API request (a Bearer token or an API key) as `c.var.principal`, or 401. */
+export const authentication = createMiddleware<SandboxEnv>(async (c, next) => {
+  c.set('principal', authenticate(c.var.core, c.env.incoming.headers));
+  await next();
+});
+
+/** An API key's per-minute limit (wire.ts RATE_LIMITS); the headers go on every answer, 429 included. */
+export const rateLimit = createMiddleware<SandboxEnv>(async (c, next) => {
+  const p = c.var.principal;
+  if (p.kind === 'key') {
+    const limit = RATE_LIMITS[p.key.mode];
+    const decision = c.var.core.rateLimiter.take(p.key.key, limit);
+    c.set('rateHeaders', decision.headers);
+    if (!decision.allowed) {
+      throw new SandboxApiError(429, 'rate_limited', `Rate limit of ${limit} requests per minute exceeded.`);
+    }
+  }
+  await next();
+  for (const [name, value] of Object.entries(c.var.rateHeaders ?? {})) c.res.headers.set(name, value);
+});
+
+/**
+ * Answers only once the request's changes are committed and on disk (docs/DECISIONS.md, durability):
+ * a 2xx means committed; a commit that fails (a full disk) turns the answer into 507.
+ */
+export const committed = createMiddleware<SandboxEnv>(async (c, next) => {
+  await next();
+  await c.var.core.ledger.sync();
+});
+
+/** A browser sends `Origin` with every POST; only this sandbox's own pages may submit a form (CSRF). */
+export const sameOriginForm = createMiddleware<SandboxEnv>(async (c, next) => {
+  const port = c.var.core.port;
+  const origin = c.req.header('origin');
+  const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`];
+  if ((origin !== undefined && !own.includes(origin)) || c.req.header('sec-fetch-site') === 'cross-site') {
+    throw new SandboxApiError(
+      403,
+      'access_denied',
+      'The consent form was sent from another site; nothing was issued.',
+      {},
+      'page',
+    );
+  }
+  await next();
+});

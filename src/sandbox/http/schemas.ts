@@ -1,0 +1,152 @@
+import { createMiddleware } from 'hono/factory';
+import { z } from 'zod';
+import { readJsonObject } from './body.js';
+import type { SandboxEnv } from './env.js';
+import { invalidRequest } from './problem.js';
+
+// Lone surrogates are not Unicode (they would turn into U+FFFD on disk, so a value would change
+// between the answer and a restart); control characters have no place in a name or an id.
+const NOT_TEXT = /[\p{Cs}\p{Cc}]/u;
+
+/** A string of Unicode text without control characters, 1 to `max` characters. */
+export function text(max = 1000, pattern?: RegExp) {
+  let s = z
+    .string()
+    .refine((v) => !NOT_TEXT.test(v), 'must be Unicode text without control characters')
+    .refine((v) => v.length >= 1, 'must not be empty')
+    .refine((v) => v.length <= max, `must be at most ${max} characters`);
+  if (pattern) s = s.refine((v) => pattern.test(v), 'has an invalid format');
+  return s;
+}
+
+/** An integer within bounds. */
+export const int = (min: number, max: number) =>
+  z
+    .number()
+    .refine((v) => Number.isSafeInteger(v), 'must be an integer')
+    .refine((v) => v >= min && v <= max, `must be between ${min} and ${max}`);
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/** True for http://127.0.0.1, http://[::1] and http://localhost addresses. */
+export function isLoopbackUrl(url: URL): boolean {
+  return url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+}
+
+function urlProblem(value: string, httpsOrLoopbackOnly: boolean): string | undefined {
+  if (NOT_TEXT.test(value)) return 'must be a URL without control characters';
+  if (value.length > 2000) return 'must be at most 2000 characters';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  if (url.hash !== '' || value.includes('#')) return 'must not have a fragment';
+  if (url.username !== '' || url.password !== '') return 'must not contain credentials';
+  if (httpsOrLoopbackOnly && url.protocol === 'http:' && !isLoopbackUrl(url)) {
+    return 'must use https unless it is a loopback address';
+  }
+  return undefined;
+}
+
+/** An absolute http(s) URL without a fragment or credentials. */
+export function httpUrl(options: { httpsOrLoopbackOnly?: boolean } = {}) {
+  return z.string().superRefine((v, ctx) => {
+    const problem = urlProblem(v, options.httpsOrLoopbackOnly ?? false);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'an object',
+};
+
+/** One sentence naming the field, for a body (`Field "x" …`) or the query (`Query parameter "x" …`). */
+function describe(issue: z.core.$ZodIssue, where: 'body' | 'query', input: unknown): string {
+  const noun = where === 'body' ? 'Field' : 'Query parameter';
+  if (issue.code === 'unrecognized_keys') {
+    return where === 'body'
+      ? `Unknown field "${issue.keys[0]}".`
+      : `Unknown query parameter "${issue.keys[0]}".`;
+  }
+  const field = issue.path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i ? `.${String(p)}` : String(p)))
+    .join('');
+  let value: unknown = input;
+  for (const p of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[p as PropertyKey];
+  if (issue.code === 'invalid_type') {
+    if (value === undefined) return `${noun} "${field}" is required.`;
+    return `${noun} "${field}" must be ${TYPE_NAMES[issue.expected] ?? issue.expected}.`;
+  }
+  if (issue.code === 'invalid_value') {
+    return `${noun} "${field}" must be one of: ${issue.values.map(String).join(', ')}.`;
+  }
+  if (issue.code === 'too_big' && issue.origin === 'array') {
+    return `${noun} "${field}" must have at most ${String(issue.maximum)} items.`;
+  }
+  return `${noun} "${field}" ${issue.message.replace(/\.$/, '')}.`;
+}
+
+/**
+ * Reads the JSON object body (an empty body is `{}`; 413, 415 and `invalid_json` as in
+ * docs/PROTOCOL.md) and checks it against `schema` before the handler runs; the handler reads
+ * `c.var.body`, typed by the schema.
+ */
+export function jsonBody<S extends z.ZodType>(schema: S) {
+  return createMiddleware<SandboxEnv & { Variables: { body: z.output<S> } }>(async (c, next) => {
+    const raw = await readJsonObject(c.env.incoming);
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) throw invalidRequest(describe(parsed.error.issues[0]!, 'body', raw));
+    c.set('body', parsed.data);
+    await next();
+  });
+}
+
+/** No body, or an empty object. */
+export const emptyBody = jsonBody(z.strictObject({}));
+
+/**
+ * Checks the query string against `schema` (a strict object of optional strings): unknown and
+ * repeated parameters are 400s; the handler reads `c.var.query`.
+ */
+export function query<S extends z.ZodType>(schema: S) {
+  return createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {
+    const params = new URL(c.req.url).searchParams;
+    const raw: Record<string, string> = {};
+    for (const key of new Set(params.keys())) {
+      if (params.getAll(key).length > 1) {
+        const known = schema instanceof z.ZodObject && key in schema.shape;
+        throw invalidRequest(
+          known ? `Query parameter "${key}" is repeated.` : `Unknown query parameter "${key}".`,
+        );
+      }
+      raw[key] = params.get(key)!;
+    }
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) throw invalidRequest(describe(parsed.error.issues[0]!, 'query', raw));
+    c.set('query', parsed.data);
+    await next();
+  });
+}
+
+/** A route without query parameters. */
+export const noQuery = query(z.strictObject({}));
+
+/** The query of a list route (docs/PROTOCOL.md, Lists). */
+export const listQuery = query(
+  z.strictObject({ limit: z.string().optional(), cursor: z.string().optional() }),
+);
+
+/** Checks a value inside a body (such as an event's `data`) against `schema`; a 400 says where. */
+export function checkPart<S extends z.ZodType>(schema: S, value: unknown, part: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw invalidRequest(`In "${part}": ${describe(parsed.error.issues[0]!, 'body', value)}`);
+  return parsed.data;
+}

@@ -1,0 +1,62 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { requireScope } from '../http/auth.js';
+import type { SandboxEnv } from '../http/env.js';
+import { invalidRequest, SandboxApiError } from '../http/problem.js';
+import { noQuery, query } from '../http/schemas.js';
+import { entitlementFor, profileView } from '../model.js';
+
+/** Who is calling, and what they are entitled to. */
+export const identityApi = new Hono<SandboxEnv>()
+  // The token's user, or the developer who owns the key's app.
+  .get('/whoami', noQuery, (c) => {
+    const p = c.var.principal;
+    requireScope(p, 'identity:read');
+    const user = p.kind === 'token' ? p.user : c.var.core.ledger.user(p.app.owner_id);
+    if (!user) throw new SandboxApiError(404, 'not_found', 'The owner of this app no longer exists.');
+    return c.json(profileView(c.var.core, user), 200);
+  })
+  // A token needs no parameters; an API key names the user with `?user_id=`.
+  .get(
+    '/entitlements',
+    query(z.strictObject({ user_id: z.string().optional(), app_id: z.string().optional() })),
+    (c) => {
+      const p = c.var.principal;
+      requireScope(p, 'entitlements:read');
+      const appId = c.var.query.app_id;
+      if (appId !== undefined && appId !== p.app.id) {
+        throw new SandboxApiError(
+          403,
+          'forbidden',
+          `These credentials belong to app "${p.app.id}", not "${appId}".`,
+        );
+      }
+      let userId = c.var.query.user_id;
+      if (p.kind === 'token') {
+        if (userId !== undefined && userId !== p.user.id) {
+          throw new SandboxApiError(
+            403,
+            'forbidden',
+            "A user token can only read its own user's entitlement.",
+          );
+        }
+        userId = p.user.id;
+      } else if (userId === undefined || userId === '') {
+        throw invalidRequest('Query parameter "user_id" is required with an API key.');
+      }
+      if (!/^usr_[A-Za-z0-9]+$/.test(userId))
+        throw invalidRequest('Query parameter "user_id" must look like usr_….');
+      if (c.var.core.ledger.user(userId) === undefined) {
+        throw new SandboxApiError(404, 'not_found', `No user "${userId}".`);
+      }
+      const ent = entitlementFor(c.var.core, p.app, userId);
+      if (ent === null) {
+        throw new SandboxApiError(
+          404,
+          'not_found',
+          `User "${userId}" has no entitlement on app "${p.app.id}".`,
+        );
+      }
+      return c.json(ent, 200);
+    },
+  );

@@ -1,0 +1,44 @@
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import type { SandboxEnv } from '../../http/env.js';
+import { oauthError, SandboxApiError } from '../../http/problem.js';
+import { authenticateClient } from './client-auth.js';
+import { exchangeCode, refresh } from './grants.js';
+import { need, readTokenRequest } from './token-request.js';
+
+const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+/** The token endpoint: answered once the tokens are on disk; its failures in RFC 6749 §5.2 form. */
+async function tokenEndpoint(c: Context<SandboxEnv>): Promise<Response> {
+  const core = c.var.core;
+  try {
+    const fields = await readTokenRequest(c.env.incoming);
+    const grantType = need(fields, 'grant_type');
+    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
+      throw oauthError(400, 'unsupported_grant_type', `The grant type "${grantType}" is not supported.`);
+    }
+    const app = authenticateClient(core, c.env.incoming, fields);
+    const body =
+      grantType === 'authorization_code' ? exchangeCode(core, app, fields) : refresh(core, app, fields);
+    await core.ledger.sync();
+    return c.json(body, 200, noStore);
+  } catch (error) {
+    if (error instanceof SandboxApiError && error.form === 'oauth') {
+      // A revoked family is revoked on disk too before the client hears about it.
+      await core.ledger.sync();
+      throw new SandboxApiError(
+        error.status,
+        error.code,
+        error.message,
+        { ...noStore, ...error.headers },
+        'oauth',
+      );
+    }
+    throw error;
+  }
+}
+
+/** `POST /api/oauth/token` and `POST /api/v1/oauth/token`. */
+export const tokenRoutes = new Hono<SandboxEnv>()
+  .post('/api/oauth/token', tokenEndpoint)
+  .post('/api/v1/oauth/token', tokenEndpoint);

@@ -1,0 +1,132 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { routeApp } from '../http/auth.js';
+import type { RouteContext, SandboxEnv } from '../http/env.js';
+import { paginate } from '../http/paging.js';
+import { invalidRequest, SandboxApiError } from '../http/problem.js';
+import { int, jsonBody, listQuery, noQuery, text } from '../http/schemas.js';
+import { isoStamp } from '../ids.js';
+import { planView } from '../model.js';
+import { PLAN_KINDS, type AppRecord, type PlanRecord } from '../storage/records.js';
+
+const planFields = {
+  name: text(100),
+  price: z.strictObject({ amount: int(0, 100_000_000), currency: text(3, /^[A-Z]{3}$/) }).nullable(),
+  features: z.array(text(64, /^[a-z0-9][a-z0-9_.:-]*$/)).max(100),
+  api_call_limit: int(0, 1_000_000_000).nullable(),
+};
+
+function checkPrice(kind: PlanRecord['kind'], price: PlanRecord['price']): void {
+  if (kind === 'free' && price !== null && price.amount !== 0) {
+    throw invalidRequest('Field "price" must be null or zero for a free plan.');
+  }
+  if (kind !== 'free' && price === null)
+    throw invalidRequest(`Field "price" is required for a ${kind} plan.`);
+}
+
+function routePlan(c: RouteContext, app: AppRecord): PlanRecord {
+  const plan = c.var.core.ledger.plan(app.id, c.req.param('plan_id')!);
+  if (!plan) {
+    throw new SandboxApiError(404, 'not_found', `No plan "${c.req.param('plan_id')}" on app "${app.id}".`);
+  }
+  return plan;
+}
+
+/** An app's pricing plans. */
+export const plansApi = new Hono<SandboxEnv>()
+  .get('/apps/:app_id/plans', listQuery, (c) => {
+    const app = routeApp(c);
+    const view = (id: string) => {
+      const plan = c.var.core.ledger.plan(app.id, id);
+      return plan && planView(c.var.core, plan);
+    };
+    return c.json(paginate(c.var.query, c.var.core.ledger.planIds(app.id), view), 200);
+  })
+  // 409 when the id is taken.
+  .post(
+    '/apps/:app_id/plans',
+    noQuery,
+    jsonBody(
+      z.strictObject({
+        id: text(63, /^[a-z0-9][a-z0-9-]*$/),
+        name: planFields.name,
+        kind: z.enum(PLAN_KINDS),
+        price: planFields.price.optional(),
+        features: planFields.features.optional(),
+        api_call_limit: planFields.api_call_limit.optional(),
+      }),
+    ),
+    (c) => {
+      const app = routeApp(c);
+      const input = c.var.body;
+      if (c.var.core.ledger.plan(app.id, input.id)) {
+        throw new SandboxApiError(409, 'conflict', `App "${app.id}" already has a plan "${input.id}".`);
+      }
+      const price = input.price ?? null;
+      checkPrice(input.kind, price);
+      const plan: PlanRecord = {
+        id: input.id,
+        app_id: app.id,
+        name: input.name,
+        kind: input.kind,
+        price,
+        features: input.features ?? [],
+        api_call_limit: input.api_call_limit ?? null,
+        archived: false,
+        created_at: isoStamp(c.var.core.now()),
+      };
+      c.var.core.ledger.commit({ op: 'plan', v: plan });
+      return c.json(planView(c.var.core, plan), 201);
+    },
+  )
+  .get('/apps/:app_id/plans/:plan_id', noQuery, (c) =>
+    c.json(planView(c.var.core, routePlan(c, routeApp(c))), 200),
+  )
+  // Everything but `id` and `kind`.
+  .patch(
+    '/apps/:app_id/plans/:plan_id',
+    noQuery,
+    jsonBody(
+      z
+        .object({
+          name: planFields.name.optional(),
+          price: planFields.price.optional(),
+          features: planFields.features.optional(),
+          api_call_limit: planFields.api_call_limit.optional(),
+          archived: z.boolean().optional(),
+        })
+        .catchall(z.unknown()),
+    ),
+    (c) => {
+      const plan = routePlan(c, routeApp(c));
+      const input = c.var.body;
+      if ('kind' in input || 'id' in input)
+        throw invalidRequest('The fields "id" and "kind" cannot be changed.');
+      const unknown = Object.keys(input).find(
+        (k) => !['name', 'price', 'features', 'api_call_limit', 'archived'].includes(k),
+      );
+      if (unknown !== undefined) throw invalidRequest(`Unknown field "${unknown}".`);
+      if (Object.keys(input).length === 0) throw invalidRequest('Send at least one field to change.');
+      if (input.price !== undefined) checkPrice(plan.kind, input.price);
+      const next: PlanRecord = { ...plan };
+      if (input.name !== undefined) next.name = input.name;
+      if (input.price !== undefined) next.price = input.price;
+      if (input.features !== undefined) next.features = input.features;
+      if (input.api_call_limit !== undefined) next.api_call_limit = input.api_call_limit;
+      if (input.archived !== undefined) next.archived = input.archived;
+      c.var.core.ledger.commit({ op: 'plan', v: next });
+      return c.json(planView(c.var.core, next), 200);
+    },
+  )
+  // 204, or 200 with the plan archived when it has subscribers.
+  .delete('/apps/:app_id/plans/:plan_id', noQuery, (c) => {
+    const plan = routePlan(c, routeApp(c));
+    const { ledger } = c.var.core;
+    if (ledger.subscriberCount(plan.app_id, plan.id) > 0) {
+      const archived = { ...plan, archived: true };
+      ledger.commit({ op: 'plan', v: archived });
+      return c.json(planView(c.var.core, archived), 200);
+    }
+    ledger.commit({ op: 'plan-', app_id: plan.app_id, id: plan.id });
+    return c.body(null, 204);
+  });
