@@ -60,6 +60,8 @@ export interface Sandbox {
   siteUrl: string;
   port: number;
   seed: SandboxSeed;
+  /** A fresh one-time link to the developer console for the seeded developer (5 minutes, single use). */
+  consoleLink(): Promise<{ url: string; expires_at: string }>;
   close(): Promise<void>;
 }
 
@@ -173,6 +175,15 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     siteUrl: core.siteUrl,
     port: core.port,
     seed: describeSeed(core),
+    consoleLink() {
+      const developer = core.ledger.user(core.ledger.seed.developer_id);
+      if (!developer) throw new Error('The seeded developer is gone; start the sandbox with reset.');
+      return core.console.link({
+        developerId: developer.id,
+        appId: core.ledger.seed.app_id,
+        label: `${developer.name} <${developer.email}>`,
+      });
+    },
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
