@@ -44,7 +44,7 @@ label span.hint{font-weight:400;color:var(--muted);font-size:.82rem}
 input,select,textarea{font:inherit;font-weight:400;padding:.4rem .55rem;border:1px solid #8c959f;border-radius:6px;background:#fff;color:var(--ink)}
 textarea{min-height:4.5rem}
 label.check{display:flex;gap:.5rem;align-items:center;font-weight:400}
-.pair{display:flex;gap:.6rem;flex-wrap:wrap}
+.pair{display:flex;gap:.6rem;flex-wrap:wrap;align-items:end}
 .flash-text{margin:0}
 button{font:inherit;padding:.4rem .9rem;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
 button.secondary{background:#fff;color:var(--accent)}

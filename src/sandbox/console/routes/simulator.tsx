@@ -146,7 +146,7 @@ const SimulatorPage: FC<{
       </div>
       <Card title="Test users" id="users">
         {users.length === 0 ? (
-          <p class="empty">No test users yet.</p>
+          <p class="empty">No test users to show (this sandbox lists them once it has any).</p>
         ) : (
           <div class="table-wrap" tabindex={0}>
             <table>
