@@ -1,4 +1,5 @@
 /** C0 and C1 control characters and DEL: what could move a terminal's cursor or change its colours. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /**

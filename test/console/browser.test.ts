@@ -170,9 +170,9 @@ describe.skipIf(!hasChromium())('the developer console in Chromium', () => {
       }
       await page.selectOption('#trigger select[name=event]', 'user.authorized');
       // A select of the test users where the sandbox lists them, else a field.
-    if (await page.locator('#trigger select[name=user_id]').count())
-      await page.selectOption('#trigger select[name=user_id]', userId);
-    else await page.fill('#trigger input[name=user_id]', userId);
+      if (await page.locator('#trigger select[name=user_id]').count())
+        await page.selectOption('#trigger select[name=user_id]', userId);
+      else await page.fill('#trigger input[name=user_id]', userId);
       await submit(page, '#trigger form');
       await expect(page.locator('#flash').textContent()).resolves.toMatch(
         /Sent user\.authorized as dlv_\w+: the webhook URL answered 200/,

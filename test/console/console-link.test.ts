@@ -2,13 +2,20 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/cli.js';
-import { developerToken, killAllSandboxProcesses, startSandboxProcess, useSandbox } from '../support/sandbox.js';
+import {
+  developerToken,
+  killAllSandboxProcesses,
+  startSandboxProcess,
+  useSandbox,
+} from '../support/sandbox.js';
 
 const ctx = useSandbox();
 afterEach(() => killAllSandboxProcesses());
 
 /** GETs a console link without following it: its status, and where it leads. */
-async function enter(url: string): Promise<{ status: number; location: string | null; cookie: string | null }> {
+async function enter(
+  url: string,
+): Promise<{ status: number; location: string | null; cookie: string | null }> {
   const res = await fetch(url, { redirect: 'manual' });
   await res.text();
   return { status: res.status, location: res.headers.get('location'), cookie: res.headers.get('set-cookie') };
@@ -22,7 +29,9 @@ describe('mkt sandbox console', () => {
     expect(url).toMatch(new RegExp(`^${ctx.sandbox.siteUrl}/console/enter\\?ticket=[\\w-]{43}$`));
     const first = await enter(url);
     expect(first).toMatchObject({ status: 303, location: '/console' });
-    expect(first.cookie).toMatch(/^mkt_console_\d+=[\w-]+; Max-Age=43200; Path=\/console; HttpOnly; SameSite=Strict$/);
+    expect(first.cookie).toMatch(
+      /^mkt_console_\d+=[\w-]+; Max-Age=43200; Path=\/console; HttpOnly; SameSite=Strict$/,
+    );
     expect((await enter(url)).status).toBe(403);
   });
 
@@ -54,7 +63,10 @@ describe('mkt sandbox console', () => {
     expect(doc).toMatchObject({ url: expect.stringContaining('/console/enter?ticket='), opened: false });
     expect(Date.parse(doc.expires_at) - Date.now()).toBeGreaterThan(4 * 60_000);
     const token = await developerToken(ctx.sandbox, ['identity:read']);
-    const refused = await ctx.mkt(['sandbox', 'console'], { MKT_API_KEY: undefined, MKT_ACCESS_TOKEN: token });
+    const refused = await ctx.mkt(['sandbox', 'console'], {
+      MKT_API_KEY: undefined,
+      MKT_ACCESS_TOKEN: token,
+    });
     expect(refused.code).toBe(4);
     expect(refused.stderr).toContain('apps:write');
   });

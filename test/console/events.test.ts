@@ -41,13 +41,24 @@ describe('mkt events', () => {
       await new Promise((r) => setTimeout(r, 100));
       delivery = await json(['events', 'get', id]);
     }
-    expect(delivery).toMatchObject({ id, event: 'user.authorized', state: 'failed', url: `${receiver.url}/hooks` });
+    expect(delivery).toMatchObject({
+      id,
+      event: 'user.authorized',
+      state: 'failed',
+      url: `${receiver.url}/hooks`,
+    });
     expect(delivery.attempts).toHaveLength(6);
-    expect(delivery.attempts[0]).toMatchObject({ status: 503, error: 'HTTP 503', response_excerpt: 'down for maintenance \u001b[2J' });
+    expect(delivery.attempts[0]).toMatchObject({
+      status: 503,
+      error: 'HTTP 503',
+      response_excerpt: 'down for maintenance \u001b[2J',
+    });
     expect(typeof delivery.attempts[0].latency_ms).toBe('number');
 
     const failed = await mkt(['events', 'list', '--state', 'failed']);
-    expect(failed.stdout).toMatch(new RegExp(`^${id}\\tuser\\.authorized\\tfailed\\t6\\t503 in [\\d.]+ ms\\t`, 'm'));
+    expect(failed.stdout).toMatch(
+      new RegExp(`^${id}\\tuser\\.authorized\\tfailed\\t6\\t503 in [\\d.]+ ms\\t`, 'm'),
+    );
     expect((await mkt(['events', 'list', '--state', 'succeeded'])).stdout).not.toContain(id);
     const shown = await mkt(['events', 'get', id]);
     expect(shown.stdout).toContain('answered: down for maintenance \\u{1b}[2J');
@@ -85,7 +96,9 @@ describe('mkt events', () => {
 
 describe('mkt logs tail against the sandbox', () => {
   it('shows each API request as it is answered, with the credential and the request id', async () => {
-    const tail = startMkt(['logs', 'tail', '--app', app(), '--json', '--path', '/apps'], ctx.dir, { env: ctx.env });
+    const tail = startMkt(['logs', 'tail', '--app', app(), '--json', '--path', '/apps'], ctx.dir, {
+      env: ctx.env,
+    });
     try {
       await tail.waitForStderr(/"type":"ready"/);
       const r = await mkt(['plans', 'get', 'no-such-plan', '--verbose']);
