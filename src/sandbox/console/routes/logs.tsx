@@ -184,7 +184,7 @@ export function registerLogRoutes(app: App): void {
       `/apps/${encodeURIComponent(id)}/logs/stream?${query}`,
       c.req.raw.signal,
     );
-    return new Response(upstream.body, {
+    return new Response(quietly(upstream.body), {
       status: upstream.status,
       headers: {
         'content-type': upstream.headers.get('content-type') ?? 'text/event-stream',
@@ -204,5 +204,25 @@ export function registerLogRoutes(app: App): void {
       { title: 'Preview', app: found.app, tab: 'preview' },
       <PreviewPage app={found.app} users={users} userId={userId} />,
     );
+  });
+}
+
+/** A stream that ends (rather than fails) when its source is cut: the page going away is not an error. */
+function quietly(source: ReadableStream<Uint8Array> | null): ReadableStream<Uint8Array> | null {
+  if (!source) return null;
+  const reader = source.getReader();
+  return new ReadableStream({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch {
+        controller.close();
+      }
+    },
+    cancel() {
+      void reader.cancel().catch(() => undefined);
+    },
   });
 }
