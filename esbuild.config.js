@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { idOrder, renderTemplate, stripAnsi, textWidth } from './build/platform/oclif-patches.js';
+import { oclifPatches } from './build/platform/oclif-patches.js';
 
 const require = createRequire(import.meta.url);
 const oclif = JSON.parse(readFileSync('package.json', 'utf8')).oclif;
@@ -51,30 +51,9 @@ function __mktLazy(load) {
   );
 }
 
-// Sorting the command ids with localeCompare builds ICU's collator (≈ 7 ms), ejs compiles each help
-// text into a function, ansis builds every style to strip escapes and string-width runs an emoji
-// pattern over plain ASCII: the same results without them (src/platform/oclif-patches.ts).
-const strip = ['ansis_1.default.strip(', `(${stripAnsi})((s) => ansis_1.default.strip(s), `];
-const patches = {
-  '@oclif/core/lib/config/plugin.js': [
-    [
-      '.sort((a, b) => a.id.localeCompare(b.id))',
-      `.sort(((order) => (a, b) => order(a.id, b.id))((${idOrder})()))`,
-    ],
-  ],
-  '@oclif/core/lib/help/util.js': [
-    [
-      'return ejs.render(t, context);',
-      `return (${renderTemplate})(t, context, () => ejs.render(t, context));`,
-    ],
-  ],
-  '@oclif/core/lib/help/formatter.js': [strip],
-  '@oclif/core/lib/help/index.js': [strip],
-  '@oclif/core/lib/help/root.js': [strip],
-  'string-width/index.js': [
-    ['module.exports = stringWidth;', `module.exports = (s) => (${textWidth})(stringWidth, s);`],
-  ],
-};
+// oclif's steps replaced by cheaper ones that give the same (src/platform/oclif-patches.ts; why:
+// BENCHMARKS.md, start-up); test/commands/oclif-patches.test.ts fails when a patched text is gone.
+const patches = oclifPatches();
 /** One of these files with its patches applied; fails the build if a patched text is gone. */
 function patched(path, contents) {
   const file = Object.keys(patches).find((f) => path.replaceAll('\\', '/').endsWith(`/node_modules/${f}`));

@@ -1,6 +1,7 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { createDeps, type Deps } from './deps.js';
 import { InterruptedError, MktError, TerminatedError, UsageError } from './errors.js';
+import { jsonText } from './output/output.js';
 import { parseErrorMessage } from './output/parse-error.js';
 import { reportError } from './output/report.js';
 
@@ -98,9 +99,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return this.builtDeps;
   }
 
-  /** --json output: plain, stable JSON on stdout. */
+  /** --json output: what run() returned, as plain, stable JSON on stdout (jsonText). */
   public override logJson(json: unknown): void {
-    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+    process.stdout.write(jsonText(json));
+  }
+
+  /** The command's flags by name, global ones included (for "Did you mean --feature?"). */
+  private flagNames(): string[] {
+    return Object.keys({ ...this.ctor.flags, ...(this.ctor as typeof BaseCommand).baseFlags });
   }
 
   protected override async catch(
@@ -111,13 +117,16 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // A command that stopped cleanly on Ctrl-C or SIGTERM has said so: only the exit code is left.
     if (err === this.stopRequest?.signal.reason) return this.exit((err as MktError).exitCode);
     const json = this.jsonEnabled();
-    const error = reportError(isParseError(err) ? new UsageError(parseErrorMessage(err.message)) : err, {
-      json,
-      verbose: this.flags?.verbose,
-      stdout: process.stdout,
-      stderr: process.stderr,
-      env: process.env,
-    });
+    const error = reportError(
+      isParseError(err) ? new UsageError(parseErrorMessage(err.message, this.flagNames())) : err,
+      {
+        json,
+        verbose: this.flags?.verbose,
+        stdout: process.stdout,
+        stderr: process.stderr,
+        env: process.env,
+      },
+    );
     if (!json && isParseError(err))
       process.stderr.write(`  See: mkt ${this.id?.replace(/:/g, ' ') ?? ''} --help\n`);
     process.exitCode = error.exitCode;

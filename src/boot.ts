@@ -1,9 +1,28 @@
 // Loads the bundled CLI (dist/mkt.cjs, esbuild.config.js) with a V8 code cache, so a run
-// deserialises oclif and our code compiled instead of parsing and compiling it again (Node 20 has no
-// compile cache of its own; BENCHMARKS.md, start-up). The cache is only ever a shortcut: missing,
-// rejected by V8, unreadable or unwritable, the run compiles from source as without it.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+// deserialises oclif and our code compiled instead of parsing and compiling it again (why not Node's
+// own compile cache: docs/DECISIONS.md, compiled-code cache). V8 trusts a code cache as code, and
+// checks only the length of the source it was made from, so mkt runs one only when it is its own:
+// in a folder that only this user (and root) can change, opened without following links, and
+// carrying a keyed hash (a secret key kept beside it) of this bundle's hash and the cache's bytes.
+// Anything else, or a cache missing, rejected by V8, unreadable or unwritable: the run compiles from
+// source as without it (`--verbose` says why once).
+import {
+  constants,
+  closeSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createRequire, enableCompileCache } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
@@ -11,6 +30,7 @@ import { Script } from 'node:vm';
 /** The bundle's content hash, set by esbuild.config.js: a new build never meets an old cache. */
 declare const MKT_BUNDLE_HASH: string;
 const WEEK = 7 * 24 * 3600 * 1000;
+const MAC_HEX = 64;
 
 interface Bundle {
   load(key: string): { default: unknown };
@@ -19,12 +39,16 @@ interface Bundle {
 // Bundled as CommonJS into dist/boot.js (dist/package.json), beside the bundle.
 const file = join(__dirname, 'mkt.cjs');
 // One cache per bundle, Node and architecture (V8 also rejects a cache from other V8 flags).
-const cacheFile = join(
-  cacheDir(),
-  'code-cache',
-  `${MKT_BUNDLE_HASH}-node${process.version}-${process.arch}.v8`,
-);
-const cached = readCache();
+const folder = join(cacheDir(), 'code-cache');
+const name = `${MKT_BUNDLE_HASH}-node${process.version}-${process.arch}`;
+const cacheFile = join(folder, `${name}.v8`);
+const unsafe = unsafeFolder();
+if (unsafe && process.argv.includes('--verbose'))
+  process.stderr.write(`Not using the compiled-code cache: ${unsafe}; compiling from source.\n`);
+// Node keeps what loads after this (the commands' entry files, undici, the prompts) compiled in the
+// same checked folder: never in its default, the shared temporary folder.
+if (!unsafe) enableCompileCache(join(folder, 'node'));
+const cached = unsafe ? undefined : readCache();
 const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData: cached?.data });
 const module = { exports: {} as Bundle };
 const require = createRequire(file);
@@ -67,39 +91,104 @@ function cacheDir(): string {
   return join(base, 'mkt');
 }
 
-/** The cache as written: a line of the module keys it has seen, then V8's data. */
-function readCache(): { keys: string[]; data: Buffer } | undefined {
+/**
+ * Why the folder holding the cache could be changed by someone else (undefined: it cannot). The
+ * cache folder and mkt's folder above it must be this user's and writable by no one else; every
+ * folder above them this user's or root's, writable by others only with the sticky bit (as /tmp).
+ */
+function unsafeFolder(): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined; // Windows: a user's profile folders are their own
+  let dir: string;
   try {
-    const bytes = readFileSync(cacheFile);
-    const eol = bytes.indexOf(10);
-    const keys: unknown = JSON.parse(bytes.subarray(0, eol).toString());
-    return Array.isArray(keys) ? { keys, data: bytes.subarray(eol + 1) } : undefined;
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    dir = realpathSync(folder);
+  } catch (err) {
+    return `${folder} cannot be made (${(err as NodeJS.ErrnoException).code})`;
+  }
+  for (let depth = 0; ; depth++) {
+    const info = lstatSync(dir);
+    const own = depth < 2 ? info.uid === uid : info.uid === uid || info.uid === 0;
+    if (!own) return `${dir} belongs to another user (uid ${info.uid})`;
+    if (info.mode & 0o022 && (depth < 2 || !(info.mode & 0o1000)))
+      return `${dir} is writable by others (mode ${(info.mode & 0o7777).toString(8)})`;
+    if (dir === dirname(dir)) return undefined;
+    dir = dirname(dir);
+  }
+}
+
+/** A file of the cache folder, never through a link, only if it is this user's alone; else undefined. */
+function readOwn(path: string): Buffer | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    const info = fstatSync(fd);
+    const uid = process.getuid?.();
+    if (!info.isFile() || (uid !== undefined && (info.uid !== uid || info.mode & 0o022))) return undefined;
+    return readFileSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** The keyed hash binding a cache to this bundle, Node and architecture. */
+function mac(key: Buffer, keys: string, data: Buffer): Buffer {
+  return createHmac('sha256', key).update(`${name}\n${keys}\n`).update(data).digest();
+}
+
+/** The cache as written: its keyed hash and the module keys it has seen on one line, then V8's data. */
+function readCache(): { keys: string[]; data: Buffer } | undefined {
+  const bytes = readOwn(cacheFile);
+  const key = readOwn(join(folder, 'key'));
+  if (!bytes || key?.length !== 32) return undefined;
+  const eol = bytes.indexOf(10);
+  if (eol <= MAC_HEX) return undefined;
+  const line = bytes.subarray(MAC_HEX + 1, eol).toString();
+  const data = bytes.subarray(eol + 1);
+  const expected = Buffer.from(bytes.subarray(0, MAC_HEX).toString(), 'hex');
+  if (expected.length !== 32 || !timingSafeEqual(expected, mac(key, line, data))) return undefined;
+  try {
+    const keys: unknown = JSON.parse(line);
+    return Array.isArray(keys) ? { keys, data } : undefined;
   } catch {
     return undefined;
   }
 }
 
+/** The secret key of the cache folder, made on first use (32 random bytes, this user's only). */
+function ownKey(): Buffer {
+  const path = join(folder, 'key');
+  try {
+    writeFileSync(path, randomBytes(32), { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const key = readOwn(path);
+  if (key?.length !== 32) throw new Error(`${path} is not a key of this user's`);
+  return key;
+}
+
 /** Replaces the cache in one rename (concurrent runs each write whole files) and drops stale ones. */
 function writeCache(): void {
-  const dir = dirname(cacheFile);
   const temp = `${cacheFile}.${process.pid}.tmp`;
   try {
     // The user's own, like the code it holds: runs load it as they load mkt itself.
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(
-      temp,
-      Buffer.concat([Buffer.from(`${JSON.stringify([...loaded])}\n`), script.createCachedData()]),
-      { mode: 0o600 },
-    );
+    if (unsafe) return;
+    const keys = JSON.stringify([...loaded]);
+    const data = script.createCachedData();
+    const header = `${mac(ownKey(), keys, data).toString('hex')} ${keys}\n`;
+    writeFileSync(temp, Buffer.concat([Buffer.from(header), data]), { mode: 0o600, flag: 'wx' });
     renameSync(temp, cacheFile);
     // Another build's cache unwritten for a week: most likely an older mkt's (one in use is rewritten).
-    for (const name of readdirSync(dir))
+    for (const entry of readdirSync(folder))
       if (
-        name.endsWith('.v8') &&
-        !name.startsWith(MKT_BUNDLE_HASH) &&
-        statSync(join(dir, name)).mtimeMs < Date.now() - WEEK
+        entry.endsWith('.v8') &&
+        !entry.startsWith(MKT_BUNDLE_HASH) &&
+        statSync(join(folder, entry)).mtimeMs < Date.now() - WEEK
       )
-        rmSync(join(dir, name), { force: true });
+        rmSync(join(folder, entry), { force: true });
   } catch {
     try {
       rmSync(temp, { force: true });

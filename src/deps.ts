@@ -9,6 +9,7 @@ import { UsageError } from './errors.js';
 import { Output } from './output/output.js';
 import { configDir } from './platform/paths.js';
 import { userAgent } from './platform/version.js';
+import { siteUrl as checkedSiteUrl } from './urls.js';
 
 /** Where the sandbox listens by default, and so the site used when nothing else is set. */
 
@@ -55,6 +56,12 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
   if (!/^[A-Za-z0-9_.-]+$/.test(profile)) {
     throw new UsageError(`Profile names use letters, digits, ".", "_" and "-"; "${profile}" does not.`);
   }
+  const timeout = env.MKT_HTTP_TIMEOUT;
+  if (timeout !== undefined && timeout !== '' && !(Number(timeout) > 0 && Number.isFinite(Number(timeout)))) {
+    throw new UsageError(`MKT_HTTP_TIMEOUT must be a number of seconds above 0, not "${timeout}".`, {
+      code: 'invalid_timeout',
+    });
+  }
   const dir = configDir(env);
   await checkConfigDir(dir, (message) => out.warn(message));
   const config = new ConfigStore(dir);
@@ -66,7 +73,7 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     const stored = await config.get(profile, 'site-url');
     [siteUrl, siteUrlSource] = stored ? [stored, 'profile'] : [DEFAULT_SITE_URL, 'default'];
   }
-  siteUrl = checkSiteUrl(siteUrl, siteUrlSource);
+  siteUrl = checkedSiteUrl(siteUrl, ` (from ${siteUrlSource})`);
   const hintFlags = [
     siteUrlSource === 'flag' ? `--site-url ${siteUrl}` : '',
     input.profile ? `--profile ${profile}` : '',
@@ -87,8 +94,8 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     siteUrl,
     siteOverridden: siteUrlSource === 'flag' || siteUrlSource === 'env',
     configDir: dir,
-    tokenRequest: async (body) =>
-      (await import('./auth/token-endpoint.js')).tokenRequest({ api, config, hintFlags }, body),
+    tokenRequest: async (body, keep) =>
+      (await import('./auth/token-endpoint.js')).tokenRequest({ api, config, hintFlags }, body, keep),
   });
   const verbose = input.verbose ?? false;
   const api: ApiClient = new ApiClient({
@@ -132,19 +139,4 @@ export function describeSiteSource(source: Deps['siteUrlSource'], profile: strin
     profile: `profile "${profile}"`,
     default: 'the default, the local sandbox',
   }[source];
-}
-
-function checkSiteUrl(value: string, source: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(
-      `The site URL "${value}" (from ${source}) is not a URL; expected http(s)://host[:port].`,
-    );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`The site URL "${value}" (from ${source}) must start with http:// or https://.`);
-  }
-  return url.origin + url.pathname.replace(/\/+$/, '');
 }

@@ -1,11 +1,12 @@
-import { Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
+import { UsageError } from './errors.js';
 
 /** Shared flag factories, so every command spells the same thing the same way. */
 export const flags = {
-  /** The app a command acts on; defaults to the profile's app (`mkt apps use`), else the API key's app. */
+  /** The app a command acts on; defaults to the API key's own app, else the profile's app (`mkt apps use`). */
   app: () =>
     Flags.string({
-      description: "app id (app_…); default: the profile's app (`mkt apps use`), else the API key's app",
+      description: "app id (app_…); default: the API key's own app, else the profile's app (`mkt apps use`)",
     }),
   /** The simulator's test user a command acts on. */
   testUser: () => Flags.string({ description: 'test user id (usr_…)', required: true }),
@@ -13,3 +14,17 @@ export const flags = {
   yes: () =>
     Flags.boolean({ char: 'y', description: 'do not ask for confirmation (required without a terminal)' }),
 };
+
+/** The app an `apps` command acts on, as users type it: `mkt apps get APP` (or `--app APP`). */
+export const appArg = {
+  app: Args.string({
+    description: "app id (app_…); default: --app, the API key's own app, else the profile's app",
+  }),
+};
+
+/** The app named by the positional argument or by --app (the same app, if both are given). */
+export function appFromArgOrFlag(arg: string | undefined, flag: string | undefined): string | undefined {
+  if (arg !== undefined && flag !== undefined && arg !== flag)
+    throw new UsageError(`Two apps given: ${arg} and --app ${flag}; name one.`);
+  return arg ?? flag;
+}

@@ -8,7 +8,7 @@ const START_HERE = ['sandbox:start', 'login', 'whoami'];
  * examples, the first of each of its commands. Everything shown comes from the commands themselves.
  */
 export default class MktHelp extends Help {
-  protected override formatRoot(): string {
+  public override formatRoot(): string {
     const start = START_HERE.map((id) => this.config.findCommand(id)).filter((c) => c !== undefined);
     const list = this.renderList(
       start.map((c) => [`${this.config.bin} ${c.id.replace(/:/g, ' ')}`, this.summary(c)]),

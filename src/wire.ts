@@ -62,3 +62,6 @@ for (const [codes, digits] of [
 export function minorUnits(currency: string): number | undefined {
   return MINOR_UNITS.get(currency.toUpperCase());
 }
+
+/** The loopback host names: where plain http is allowed (RFC 8252 §7.3) and local servers answer. */
+export const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'] as const;

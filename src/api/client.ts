@@ -1,8 +1,11 @@
 import { HEADER } from '../wire.js';
 import { ApiError, AuthError, MktError, RateLimitError, UnreachableError, withRequestId } from '../errors.js';
 import type { Clock } from '../platform/clock.js';
+import { notFound, refusal } from '../refusal.js';
+import { isLoopback } from '../urls.js';
 import { Pacer, limitFor } from './pacer.js';
 import { redactBody, redactHeaders } from './redact.js';
+import { backoff, describeError, parseBody, retryAfterMs, timeoutFromEnv } from './responses.js';
 import {
   isRetryableNetworkError,
   openStream,
@@ -48,6 +51,7 @@ export interface ApiClientOptions {
   hintFlags?: string;
   maxRetries?: number;
   connectTimeoutMs?: number;
+  /** The most a whole request may take, retries included (default: MKT_HTTP_TIMEOUT, else 30 s). */
   responseTimeoutMs?: number;
   /** Longest Retry-After we are willing to wait, in ms. */
   maxRetryWaitMs?: number;
@@ -139,12 +143,15 @@ export class ApiClient {
     let credential =
       options.auth === false ? null : (options.credential ?? (await this.options.auth?.credential()) ?? null);
     let refreshed = options.credential !== undefined;
+    const deadline = this.options.clock.now() + this.timeoutMs();
     for (;;) {
-      const res = await this.sendWithRetries(method, url, options, credential).catch((err: unknown) => {
-        throw err instanceof UnreachableError && url.origin === new URL(this.siteUrl).origin
-          ? this.unreachable(err, url)
-          : err;
-      });
+      const res = await this.sendWithRetries(method, url, options, credential, deadline).catch(
+        (err: unknown) => {
+          throw err instanceof UnreachableError && url.origin === new URL(this.siteUrl).origin
+            ? this.unreachable(err, url)
+            : err;
+        },
+      );
       if (res.status === 401 && credential && !refreshed && this.options.auth?.afterUnauthorized) {
         refreshed = true;
         const next = await this.options.auth.afterUnauthorized(credential);
@@ -154,7 +161,7 @@ export class ApiClient {
         }
       }
       const data = parseBody(res);
-      if (res.status >= 400 && !options.allowErrorStatus)
+      if (res.status >= 300 && !options.allowErrorStatus)
         throw withRequestId(this.errorFor(res, data, credential, url), res.headers[HEADER.requestId]);
       return { status: res.status, headers: res.headers, data: data as T, text: res.text };
     }
@@ -165,6 +172,7 @@ export class ApiClient {
     url: URL,
     options: RequestOptions,
     credential: Credential | null,
+    deadline: number,
   ): Promise<HttpResponse> {
     const { clock } = this.options;
     const maxRetries = this.options.maxRetries ?? 4;
@@ -195,7 +203,8 @@ export class ApiClient {
             headers,
             body,
             connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
-            responseTimeoutMs: this.options.responseTimeoutMs ?? timeoutFromEnv(this.options.env) ?? 30_000,
+            responseTimeoutMs: Math.max(1, deadline - clock.now()),
+            totalTimeoutMs: this.timeoutMs(),
             signal: options.signal,
           },
           this.options.env,
@@ -207,9 +216,10 @@ export class ApiClient {
           err instanceof UnreachableError &&
           SAFE_METHODS.has(method) &&
           isRetryableNetworkError(err) &&
-          attempt < maxRetries
+          attempt < maxRetries &&
+          clock.now() + backoff(0) < deadline
         ) {
-          await clock.sleep(backoff(attempt), options.signal);
+          await clock.sleep(Math.min(backoff(attempt), deadline - clock.now()), options.signal);
           continue;
         }
         throw err;
@@ -222,7 +232,8 @@ export class ApiClient {
         res.status === 429 || ([502, 503, 504].includes(res.status) && SAFE_METHODS.has(method));
       if (!retryable || attempt >= maxRetries) return res;
       const wait = retryAfterMs(res.headers, clock.now()) ?? backoff(attempt);
-      if (wait > (this.options.maxRetryWaitMs ?? 60_000)) return res;
+      // A wait the server asks for beyond our limit, or beyond the deadline: its answer stands.
+      if (wait > (this.options.maxRetryWaitMs ?? 60_000) || clock.now() + wait >= deadline) return res;
       this.log(`  retrying in ${Math.round(wait)} ms (attempt ${attempt + 2} of ${maxRetries + 1})`);
       await clock.sleep(wait, options.signal);
     }
@@ -255,6 +266,11 @@ export class ApiClient {
     }
   }
 
+  /** The most one request may take, retries included. */
+  private timeoutMs(): number {
+    return this.options.responseTimeoutMs ?? timeoutFromEnv(this.options.env) ?? 30_000;
+  }
+
   private pacerFor(secret: string | undefined): Pacer | undefined {
     const limit = limitFor(secret);
     if (!secret || !limit) return undefined;
@@ -265,7 +281,7 @@ export class ApiClient {
 
   /** Cannot reach the site: says where its URL came from, and for a local address the sandbox to start. */
   private unreachable(err: UnreachableError, url: URL): UnreachableError {
-    const local = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+    const local = isLoopback(url);
     const port = url.port || (url.protocol === 'https:' ? '443' : '80');
     const from = this.options.siteSource
       ? ` (the site URL ${this.siteUrl} comes from ${this.options.siteSource})`
@@ -276,7 +292,7 @@ export class ApiClient {
     return new UnreachableError(`${err.message.replace(/\.$/, '')}${from}.`, { cause: err.cause, hints });
   }
 
-  /** A 403 that says what is missing: a scope (and the login that adds it), or ownership of the app. */
+  /** A 403 as one true sentence, with hints for this credential (src/refusal.ts). */
   private forbidden(
     res: HttpResponse,
     code: string,
@@ -284,41 +300,15 @@ export class ApiClient {
     credential: Credential | null,
     url?: URL,
   ): MktError {
-    const flags = this.hintFlags();
     const challenge = String(res.headers['www-authenticate'] ?? '');
-    const scope =
-      /scope="([^"\s]+)/.exec(challenge)?.[1] ??
-      (/scope/i.test(message) ? /"?\b([a-z][\w-]*:[a-z][\w-]*)\b"?/i.exec(message)?.[1] : undefined);
-    if (scope && credential?.kind === 'token') {
-      const fix =
-        credential.source === 'env'
-          ? `unset MKT_ACCESS_TOKEN; mkt login${flags} --scope ${scope}`
-          : `mkt login${flags} --scope ${scope}   (keeps your other scopes and adds ${scope})`;
-      return new AuthError(
-        'insufficient_scope',
-        `Not allowed: ${message} Your sign-in lacks the ${scope} scope.`,
-        {
-          hints: [fix],
-        },
-      );
-    }
-    const app = /\/apps\/(app_[\w-]+)/.exec(url?.pathname ?? '')?.[1];
-    if (/\bown|belong|another app|not your/i.test(message)) {
-      const user = (credential as { token?: { user?: { id: string; email?: string } } } | null)?.token?.user;
-      const target = app ?? 'this app';
-      const whose =
-        credential?.kind !== 'token'
-          ? `${target} is not the app of this API key (a key acts only for its own app).`
-          : `${target} belongs to another developer${user ? `, not to ${user.email ?? user.id} (${user.id}), as whom you are signed in` : ''}.`;
-      return new AuthError(code || 'forbidden', `Not allowed: ${message} ${whose}`, {
-        hints: [`mkt apps list${flags}   (the apps you can manage)`, `mkt apps use${flags} APP_ID`],
-      });
-    }
-    return new AuthError(code || 'forbidden', `Not allowed: ${message}`, {
-      hints: [
-        `mkt auth status${flags}`,
-        `mkt login${flags} --scope apps:write   (to manage apps as their developer)`,
-      ],
+    return refusal({
+      code,
+      message,
+      challengeScope: /scope="([^"\s]+)/.exec(challenge)?.[1],
+      credential,
+      path: url?.pathname ?? '',
+      user: url?.searchParams.get('user_id') ?? undefined,
+      flags: this.hintFlags(),
     });
   }
 
@@ -339,10 +329,21 @@ export class ApiClient {
       });
     }
     if (res.status === 403) return this.forbidden(res, code, message, credential, url);
+    if (res.status === 404) return notFound(404, code, message, url?.pathname ?? '', flags);
     if (res.status === 429) {
       const after = retryAfterMs(res.headers, this.options.clock.now());
       return new RateLimitError(
         `Rate limited by ${this.siteUrl}: ${message}${after ? ` Try again in ${Math.ceil(after / 1000)} s.` : ''}`,
+      );
+    }
+    if (res.status < 400) {
+      // Never followed: the credential would go along to wherever it points.
+      const location = String(res.headers.location ?? '(none)');
+      return new ApiError(
+        res.status,
+        'redirect',
+        `${url?.href ?? this.siteUrl} answered ${res.status} with Location ${location}; mkt does not follow redirects.`,
+        { hints: [`mkt config get site-url   (is ${this.siteUrl} the marketplace's address?)`] },
       );
     }
     return new ApiError(res.status, code || `http_${res.status}`, message);
@@ -357,66 +358,4 @@ export class ApiClient {
 function requestIdNote(headers: HttpResponse['headers']): string {
   const id = headers[HEADER.requestId];
   return typeof id === 'string' ? `, ${id}` : '';
-}
-
-function parseBody(res: HttpResponse): unknown {
-  if (!res.text) return undefined;
-  const type = String(res.headers['content-type'] ?? '');
-  if (!type.includes('json') && !/^\s*[[{]/.test(res.text)) return undefined;
-  try {
-    return JSON.parse(res.text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Understands our error JSON, OAuth errors and `{message}`; anything else is status plus an excerpt. */
-export function describeError(res: HttpResponse, data: unknown): { code: string; message: string } {
-  const body = data as Record<string, unknown> | undefined;
-  const err = body?.error;
-  if (err && typeof err === 'object') {
-    const e = err as Record<string, unknown>;
-    return { code: String(e.code ?? ''), message: String(e.message ?? e.code ?? `HTTP ${res.status}`) };
-  }
-  if (typeof err === 'string') {
-    const description = typeof body?.error_description === 'string' ? `: ${body.error_description}` : '';
-    return { code: err, message: `${err}${description}` };
-  }
-  if (typeof body?.message === 'string') return { code: '', message: body.message };
-  return { code: '', message: `HTTP ${res.status}${excerpt(res.text)}` };
-}
-
-/** ': ' and the first 200 characters of a body's text (HTML tags dropped), or nothing. */
-export function excerpt(text: string): string {
-  const plain = text
-    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (!plain) return '';
-  return `: ${plain.length > 200 ? `${plain.slice(0, 200)}…` : plain}`;
-}
-
-/** Retry-After in ms (seconds or an HTTP date), or undefined. */
-function retryAfterMs(
-  headers: Record<string, string | string[] | undefined>,
-  now: number,
-): number | undefined {
-  const value = headers['retry-after'];
-  if (typeof value !== 'string' || !value.trim()) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
-}
-
-/** Exponential backoff with full jitter: 0.5–1 × 250 ms × 2^attempt, at most 8 s. */
-function backoff(attempt: number): number {
-  const base = Math.min(8000, 250 * 2 ** attempt);
-  return base / 2 + Math.random() * (base / 2);
-}
-
-function timeoutFromEnv(env: Record<string, string | undefined>): number | undefined {
-  const seconds = Number(env.MKT_HTTP_TIMEOUT);
-  return env.MKT_HTTP_TIMEOUT && Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
 }

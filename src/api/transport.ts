@@ -1,5 +1,8 @@
 import { UnreachableError } from '../errors.js';
 
+/** The largest response body mkt reads (documented in docs/CLI.md); the relay's stream is not bound. */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
 /** One HTTP exchange as the API client sees it. */
 export interface HttpRequest {
   method: string;
@@ -8,8 +11,10 @@ export interface HttpRequest {
   body?: string | Buffer;
   /** Milliseconds to connect. */
   connectTimeoutMs: number;
-  /** Milliseconds from sending to the end of the response. */
+  /** Milliseconds from sending to the end of the response (what is left of the request's deadline). */
   responseTimeoutMs: number;
+  /** The whole request's deadline as set (MKT_HTTP_TIMEOUT), for the message when it passes. */
+  totalTimeoutMs?: number;
   signal?: AbortSignal;
 }
 
@@ -48,7 +53,7 @@ async function sendDirect(req: HttpRequest): Promise<HttpResponse> {
       req.connectTimeoutMs,
     );
     const responseTimer = setTimeout(
-      () => request.destroy(timeoutError('response', req.responseTimeoutMs)),
+      () => request.destroy(timeoutError('response', req.totalTimeoutMs ?? req.responseTimeoutMs)),
       req.responseTimeoutMs,
     );
     const done = () => {
@@ -65,7 +70,13 @@ async function sendDirect(req: HttpRequest): Promise<HttpResponse> {
     });
     request.on('response', (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let size = 0;
+      if (Number(res.headers['content-length']) > MAX_RESPONSE_BYTES) request.destroy(tooLarge());
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_RESPONSE_BYTES) request.destroy(tooLarge());
+        else chunks.push(c);
+      });
       res.on('error', (err) => {
         done();
         reject(err);
@@ -105,16 +116,33 @@ async function sendViaUndici(req: HttpRequest, env: Env): Promise<HttpResponse> 
       headersTimeout: req.responseTimeoutMs,
       bodyTimeout: req.responseTimeoutMs,
     });
-    const text = await res.body.text();
-    return { status: res.statusCode, headers: res.headers, text };
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_RESPONSE_BYTES) {
+        res.body.destroy();
+        throw tooLarge();
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return { status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') };
   } finally {
     void dispatcher.close();
   }
 }
 
+function tooLarge(): Error {
+  const err = new Error(`the response is larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB`);
+  (err as NodeJS.ErrnoException).code = 'ERESPONSE_TOO_LARGE';
+  return err;
+}
+
 function timeoutError(phase: 'connect' | 'response', ms: number): Error {
   const err = new Error(
-    `${phase === 'connect' ? 'connecting' : 'waiting for the response'} took over ${ms / 1000} s`,
+    phase === 'connect'
+      ? `connecting took over ${ms / 1000} s`
+      : `no complete answer within ${ms / 1000} s, retries included (MKT_HTTP_TIMEOUT)`,
   );
   (err as NodeJS.ErrnoException).code = phase === 'connect' ? 'ETIMEDOUT_CONNECT' : 'ETIMEDOUT_RESPONSE';
   return err;
@@ -148,10 +176,16 @@ function toUnreachable(err: unknown, req: HttpRequest): Error {
     EAI_AGAIN: `the host ${req.url.hostname} could not be looked up`,
     ECONNRESET: `the connection to ${where} was reset`,
   };
-  const message = `Cannot reach ${where}: ${reason[code ?? ''] ?? e.message}.`;
+  const message =
+    code === 'ERESPONSE_TOO_LARGE'
+      ? `The response from ${where} is larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB, the most mkt reads; it was dropped.`
+      : `Cannot reach ${where}: ${reason[code ?? ''] ?? e.message}.`;
   const wrapped = new UnreachableError(message, {
     cause: e,
-    hints: ['mkt config get site-url', 'mkt sandbox start   (for the local marketplace)'],
+    hints:
+      code === 'ERESPONSE_TOO_LARGE'
+        ? [`curl -sS ${req.url.href} | head -c 1000   (what is it sending?)`]
+        : ['mkt config get site-url', 'mkt sandbox start   (for the local marketplace)'],
   });
   (wrapped as { cause?: unknown }).cause = { code, message: e.message };
   return wrapped;

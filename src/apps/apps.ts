@@ -2,6 +2,7 @@ import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
 import { accounts } from '../credentials/accounts.js';
 import { confirmAction } from '../platform/prompts.js';
+import { checkUrl, optionalHttpUrl } from '../urls.js';
 import { resolveAppId } from './resolve.js';
 
 /** An application as the API answers it (unknown extra fields are kept). */
@@ -30,52 +31,6 @@ type AppDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'credentials' | 'sessio
 
 const appPath = (id: string) => `/apps/${encodeURIComponent(id)}`;
 
-function parseUrl(value: string, flag: string, accepted: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`${flag} "${value}" is not a URL; expected ${accepted}.`, { code: 'invalid_url' });
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`${flag} "${value}" must be ${accepted}.`, { code: 'invalid_url' });
-  }
-  if (url.username || url.password) {
-    throw new UsageError(`${flag} "${value}" must not contain a user name or password.`, {
-      code: 'invalid_url',
-    });
-  }
-  if (value.includes('#')) {
-    throw new UsageError(`${flag} "${value}" must not have a #fragment.`, { code: 'invalid_url' });
-  }
-  return url;
-}
-
-/** True for the loopback hosts RFC 8252 §7.3 allows over plain http. */
-function isLoopback(url: URL): boolean {
-  return ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
-}
-
-/** Checks an OAuth redirect URI: https anywhere, plain http only on a loopback host (RFC 8252). */
-function checkRedirectUri(value: string): string {
-  const accepted = 'https://… or, for a local app, http://127.0.0.1, http://[::1] or http://localhost';
-  const url = parseUrl(value, '--redirect-uri', accepted);
-  if (url.protocol === 'http:' && !isLoopback(url)) {
-    throw new UsageError(
-      `--redirect-uri "${value}" uses plain http on a host that is not loopback; expected ${accepted}.`,
-      { code: 'invalid_url' },
-    );
-  }
-  return value;
-}
-
-/** Checks a webhook or embed URL (http or https); an empty string means "none". */
-function checkHttpUrl(value: string, flag: string): string | null {
-  if (value === '') return null;
-  parseUrl(value, flag, 'an http(s)://host/path URL (or "" to clear it)');
-  return value;
-}
-
 /** The request body for create/update, from already checked input. */
 function body(input: AppInput): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -98,10 +53,15 @@ export function checkAppInput(flags: {
   }
   return {
     name: flags.name?.trim(),
-    redirectUris: flags['redirect-uri']?.map(checkRedirectUri),
+    redirectUris: flags['redirect-uri']?.map((v) => (checkUrl(v, 'redirect', '--redirect-uri'), v)),
     webhookUrl:
-      flags['webhook-url'] === undefined ? undefined : checkHttpUrl(flags['webhook-url'], '--webhook-url'),
-    embedUrl: flags['embed-url'] === undefined ? undefined : checkHttpUrl(flags['embed-url'], '--embed-url'),
+      flags['webhook-url'] === undefined
+        ? undefined
+        : optionalHttpUrl(flags['webhook-url'], 'webhook', '--webhook-url'),
+    embedUrl:
+      flags['embed-url'] === undefined
+        ? undefined
+        : optionalHttpUrl(flags['embed-url'], 'embed', '--embed-url'),
   };
 }
 

@@ -1,30 +1,32 @@
 import type { Deps } from '../deps.js';
-import { ApiError, UsageError } from '../errors.js';
+import { ApiError, MktError, UsageError } from '../errors.js';
 
 /**
- * The app a command acts on: --app, else the profile's `app` setting, else the app of the API key
- * in use (a key acts for its own app only, so `GET /apps` lists just that one: docs/DECISIONS.md §2);
- * a clear usage error otherwise.
+ * The app a command acts on (docs/CLI.md, Which app): --app, else the app of the API key in use (a
+ * key acts for its own app only, so `GET /apps` lists just that one: docs/DECISIONS.md §2), else the
+ * profile's `app` setting; a clear usage error otherwise.
  */
 export async function resolveAppId(
   deps: Pick<Deps, 'config' | 'profile' | 'session' | 'api'>,
   input: { app?: string },
 ): Promise<string> {
-  const app = input.app ?? (await deps.config.get(deps.profile, 'app')) ?? (await keyApp(deps));
+  const app = input.app ?? (await keyApp(deps)) ?? (await deps.config.get(deps.profile, 'app'));
+  if (app === undefined) {
+    throw new UsageError('No app given: pass --app app_… or choose a default app for this profile.', {
+      code: 'app_required',
+      hints,
+    });
+  }
   if (!/^app_[A-Za-z0-9_-]+$/.test(app)) throw new UsageError(`"${app}" is not an app id (app_…).`);
   return app;
 }
 
 const hints = ['mkt apps list', 'mkt apps use APP_ID'];
 
-async function keyApp(deps: Pick<Deps, 'session' | 'api'>): Promise<string> {
+/** The app of the API key in use; undefined when the credential is not a key. */
+async function keyApp(deps: Pick<Deps, 'session' | 'api'>): Promise<string | undefined> {
   const credential = await deps.session.credential();
-  if (credential?.kind !== 'test_key' && credential?.kind !== 'live_key') {
-    throw new UsageError('No app given: pass --app app_… or choose a default app for this profile.', {
-      code: 'app_required',
-      hints,
-    });
-  }
+  if (credential?.kind !== 'test_key' && credential?.kind !== 'live_key') return undefined;
   let seen: string;
   try {
     const apps = await deps.api.list<{ id?: unknown }>('/apps');
@@ -35,7 +37,24 @@ async function keyApp(deps: Pick<Deps, 'session' | 'api'>): Promise<string> {
     seen = `it answered ${err.status}`;
   }
   throw new UsageError(
-    `No app given, and GET /apps does not tell which app this API key belongs to (${seen}): pass --app app_… or choose a default app for this profile.`,
+    `No app given, and GET /apps does not tell which app this API key belongs to (${seen}): pass --app app_….`,
     { code: 'app_required', hints },
   );
+}
+
+/**
+ * The app for a command that also works without one (the local journal of `webhooks listen`,
+ * `deliveries`, `resend`): the same order as resolveAppId, and undefined when none is set. A key's
+ * app that cannot be looked up (the site is down) falls back to the profile's app.
+ */
+export async function optionalAppId(
+  deps: Pick<Deps, 'config' | 'profile' | 'session' | 'api'>,
+  input: { app?: string },
+): Promise<string | undefined> {
+  if (input.app !== undefined) return input.app;
+  const ofKey = await keyApp(deps).catch((err: unknown) => {
+    if (err instanceof MktError) return undefined;
+    throw err;
+  });
+  return ofKey ?? (await deps.config.get(deps.profile, 'app'));
 }

@@ -62,7 +62,7 @@ function parseStoredKey(raw: string): StoredKey {
 
 export interface SessionDeps {
   env: Record<string, string | undefined>;
-  store: CredentialStore & { resolve?(): Promise<CredentialStore> };
+  store: CredentialStore & { resolve?(): Promise<CredentialStore>; kindOf?(account: string): string };
   profile: string;
   clock: Clock;
   /** The site in use: a stored token or key is only ever sent to the site it belongs to. */
@@ -72,7 +72,10 @@ export interface SessionDeps {
   /** Where the cross-process refresh lock lives. */
   configDir?: string;
   /** POSTs to the OAuth token endpoint (auth/token-endpoint.ts); without it tokens are not refreshed. */
-  tokenRequest?(body: Record<string, string>): Promise<ApiResponse<Record<string, unknown>>>;
+  tokenRequest?(
+    body: Record<string, string>,
+    keep?: (res: ApiResponse<Record<string, unknown>>) => Promise<void>,
+  ): Promise<ApiResponse<Record<string, unknown>>>;
 }
 
 /** Turns a token endpoint response into the stored form; `previous` supplies what a refresh may omit. */
@@ -112,7 +115,22 @@ export class Session implements AuthSource {
 
   async credential(): Promise<ResolvedCredential | null> {
     const { env } = this.deps;
-    if (env.MKT_ACCESS_TOKEN) return { kind: 'token', secret: env.MKT_ACCESS_TOKEN, source: 'env' };
+    if (env.MKT_ACCESS_TOKEN) {
+      // A value no HTTP header can carry (a captured table, a line break) is a bad credential.
+      if (!/^[\x21-\x7e]+$/.test(env.MKT_ACCESS_TOKEN)) {
+        throw new AuthError(
+          'malformed_token',
+          'MKT_ACCESS_TOKEN is not an access token: it holds spaces, line breaks or other characters a token never has.',
+          {
+            hints: [
+              'T=$(mkt simulator authorize --user usr_…)   (prints the access token alone)',
+              'unset MKT_ACCESS_TOKEN',
+            ],
+          },
+        );
+      }
+      return { kind: 'token', secret: env.MKT_ACCESS_TOKEN, source: 'env' };
+    }
     if (env.MKT_API_KEY) {
       const kind = apiKeyKind(env.MKT_API_KEY);
       if (!kind)
@@ -122,7 +140,8 @@ export class Session implements AuthSource {
     const key = await this.storedKey();
     if (key) {
       const kind = apiKeyKind(key.key);
-      if (kind && this.keyForThisSite(key)) return { kind, secret: key.key, source: await this.storeKind() };
+      if (kind && this.keyForThisSite(key))
+        return { kind, secret: key.key, source: await this.storeKind(accounts.apiKey(this.deps.profile)) };
     }
     let token = await this.storedToken();
     if (!token || !this.forThisSite(token)) return null;
@@ -181,9 +200,10 @@ export class Session implements AuthSource {
     return !site || !siteUrl || siteUrl.replace(/\/+$/, '') === site.replace(/\/+$/, '');
   }
 
-  /** Where the credential store keeps things: keychain or file. */
-  private async storeKind(): Promise<string> {
-    return (await this.deps.store.resolve?.())?.kind ?? this.deps.store.kind;
+  /** Where the credential store keeps `account`: keychain or file. */
+  private async storeKind(account: string): Promise<string> {
+    const kind = (await this.deps.store.resolve?.())?.kind ?? this.deps.store.kind;
+    return this.deps.store.kindOf?.(account) ?? kind;
   }
 
   private justRefreshed(accessToken: string): boolean {
@@ -198,7 +218,12 @@ export class Session implements AuthSource {
   }
 
   private async asCredential(token: StoredToken): Promise<ResolvedCredential> {
-    return { kind: 'token', secret: token.access_token, source: await this.storeKind(), token };
+    return {
+      kind: 'token',
+      secret: token.access_token,
+      source: await this.storeKind(accounts.oauth(this.deps.profile)),
+      token,
+    };
   }
 
   /**
@@ -243,14 +268,24 @@ export class Session implements AuthSource {
         },
       );
     }
-    let res: ApiResponse<Record<string, unknown>>;
+    let next: StoredToken | undefined;
+    // The server rotated the refresh token when it answered: the new pair is stored before anything
+    // else happens (docs/DECISIONS.md, refresh token rotation), so a crash after it keeps the sign-in.
+    const keep = async (res: ApiResponse<Record<string, unknown>>) => {
+      next = tokenFromResponse(res.data, clock.now(), token);
+      await store.set(accounts.oauth(profile), JSON.stringify(next));
+    };
     try {
-      res = await this.deps.tokenRequest!({
-        grant_type: 'refresh_token',
-        refresh_token: token.refresh_token,
-        client_id: token.client_id,
-        client_secret: secret,
-      });
+      const res = await this.deps.tokenRequest!(
+        {
+          grant_type: 'refresh_token',
+          refresh_token: token.refresh_token,
+          client_id: token.client_id,
+          client_secret: secret,
+        },
+        keep,
+      );
+      if (!next) await keep(res);
     } catch (err) {
       if (err instanceof AuthError && err.code === 'invalid_grant') {
         // The server says this grant is dead: forget it, so nothing keeps retrying it.
@@ -262,8 +297,6 @@ export class Session implements AuthSource {
       }
       throw err;
     }
-    const next = tokenFromResponse(res.data, clock.now(), token);
-    await store.set(accounts.oauth(profile), JSON.stringify(next));
-    return next;
+    return next!;
   }
 }

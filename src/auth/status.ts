@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
+import { FileStore } from '../credentials/store.js';
 import { AuthError } from '../errors.js';
 import { fetchProfile, type Profile, siteSource } from './login.js';
 import { markSignedIn, signedInProfiles } from './profiles.js';
@@ -27,11 +28,13 @@ export async function notLoggedIn(deps: Deps): Promise<AuthError> {
   const note = elsewhere
     ? ` Its sign-in belongs to ${elsewhere} and is never sent to another site; sign in to ${deps.siteUrl} too, or use another profile.`
     : '';
-  return new AuthError(
-    'not_logged_in',
-    `Not logged in to ${deps.siteUrl} (from ${siteSource(deps)}) with profile "${deps.profile}".${note}`,
-    { hints: [`mkt login${flags}`, `mkt login --with-api-key${flags} < key.txt`] },
-  );
+  const said =
+    deps.siteUrlSource === 'profile'
+      ? `Profile "${deps.profile}" is not logged in to ${deps.siteUrl} (its site-url setting).`
+      : `Not logged in to ${deps.siteUrl} (from ${siteSource(deps)}) with profile "${deps.profile}".`;
+  return new AuthError('not_logged_in', `${said}${note}`, {
+    hints: [`mkt login${flags}`, `mkt login --with-api-key${flags} < key.txt`],
+  });
 }
 
 /** `mkt auth status`: what the CLI would authenticate with, checked against /whoami (refreshing a token first). */
@@ -46,7 +49,11 @@ export async function authStatus(deps: Deps): Promise<AuthStatus> {
     kind: credential.kind,
     live: credential.kind === 'live_key',
     source: credential.source,
-    store: deps.credentials.location,
+    // A credential still in the file while the keychain is in use lives in the file.
+    store:
+      credential.source === 'file' && deps.credentials.kind === 'keychain'
+        ? new FileStore(deps.configDir).location
+        : deps.credentials.location,
     user,
     client_id: token?.client_id ?? null,
     expires_at: token?.expires_at ? new Date(token.expires_at).toISOString() : null,

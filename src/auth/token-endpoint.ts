@@ -1,5 +1,5 @@
 import type { ApiResponse, RequestOptions } from '../api/client.js';
-import { describeError, excerpt } from '../api/client.js';
+import { describeError, excerpt } from '../api/responses.js';
 import { redactBody } from '../api/redact.js';
 import type { Deps } from '../deps.js';
 import { ApiError, AuthError, MktError } from '../errors.js';
@@ -71,6 +71,8 @@ async function discover(deps: TokenDeps): Promise<SiteInfo> {
 export async function tokenRequest<T = Record<string, unknown>>(
   deps: TokenDeps,
   body: Record<string, string>,
+  /** Keeps what a success answered (a rotated refresh token) before anything else is written. */
+  keep?: (res: ApiResponse<T>) => Promise<void>,
 ): Promise<ApiResponse<T>> {
   const { token: candidates, info } = await oauthEndpoints(deps);
   let encoding = info.token_encoding ?? 'json';
@@ -99,11 +101,14 @@ export async function tokenRequest<T = Record<string, unknown>>(
         res.status < 400
           ? { token_endpoint: endpoint, token_encoding: encoding, token_auth: auth }
           : { token_endpoint: endpoint };
+      const data = res.data as Record<string, unknown> | undefined;
+      const good = res.status < 400 && typeof data?.access_token === 'string' && data.access_token !== '';
+      // A refresh rotates the refresh token: the new one is stored first (a crash later keeps it).
+      if (good) await keep?.(res as ApiResponse<T>);
       if (Object.entries(learned).some(([k, v]) => info[k as keyof SiteInfo] !== v))
         await deps.config?.rememberSite(deps.api.siteUrl, { ...info, ...learned });
       if (res.status >= 400) throw tokenError(deps, endpoint, res);
-      const data = res.data as Record<string, unknown> | undefined;
-      if (typeof data?.access_token !== 'string' || !data.access_token) {
+      if (!good) {
         throw new MktError(
           'bad_token_response',
           `${endpoint} answered ${res.status} without an access_token${excerpt(redactBody(res.text)) || ' (an empty body)'}.`,

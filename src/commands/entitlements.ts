@@ -19,6 +19,6 @@ export default class Entitlements extends BaseCommand<typeof Entitlements> {
 
   async run() {
     const deps = await this.deps();
-    await showEntitlements(deps, { user: this.flags.user, feature: this.flags.feature });
+    return showEntitlements(deps, { user: this.flags.user, feature: this.flags.feature });
   }
 }

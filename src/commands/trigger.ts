@@ -47,7 +47,9 @@ Fields left out get defaults (the app's first test user, the user's plan, now). 
     const result = await triggerEvent(deps, { app: f.app, event, data, dryRun: f['dry-run'] });
     if ('dry_run' in result) {
       if (!deps.json) {
-        deps.out.data(JSON.stringify(result.envelope, null, 2));
+        deps.out.json(result.envelope);
+        if (result.envelope.data.user_id === undefined)
+          deps.out.info(deps.out.dim("data.user_id is left to the marketplace: the app's first test user."));
         deps.out.info(deps.out.dim('Dry run: nothing was sent.'));
       }
       return result;

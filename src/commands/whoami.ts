@@ -7,6 +7,6 @@ export default class Whoami extends BaseCommand<typeof Whoami> {
   static enableJsonFlag = true;
 
   async run() {
-    await showWhoami(await this.deps());
+    return showWhoami(await this.deps());
   }
 }

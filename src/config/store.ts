@@ -1,7 +1,9 @@
 import { chmod, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SiteInfo } from '../auth/token-endpoint.js';
+import { systemClock } from '../platform/clock.js';
 import { writeFileAtomic } from '../platform/fs-atomic.js';
+import { withFileLock } from '../platform/lock-file.js';
 import { MktError, UsageError } from '../errors.js';
 
 /** A setting users may store per profile, with its validation. */
@@ -19,8 +21,14 @@ function httpUrl(value: string): string | undefined {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     return `"${value}" must start with http:// or https://`;
+  if (url.username || url.password) return withCredentials(url);
   if (url.search || url.hash) return `"${value}" must not have a query or fragment`;
   return undefined;
+}
+
+/** Why a URL with a user name or password is refused; the password itself is never repeated. */
+export function withCredentials(url: URL): string {
+  return `${url.protocol}//…@${url.host} holds a user name or password, which mkt never stores or sends; give the URL without it`;
 }
 
 /** Every key `mkt config` accepts. */
@@ -102,10 +110,12 @@ export async function checkConfigDir(dir: string, warn: (message: string) => voi
 /** The settings file (`config.json` in the config folder): profiles and what we learned about sites. */
 export class ConfigStore {
   readonly file: string;
+  private readonly lock: string;
   private cache: ConfigFile | undefined;
 
   constructor(dir: string) {
     this.file = join(dir, 'config.json');
+    this.lock = join(dir, 'locks', 'config.lock');
   }
 
   private async load(): Promise<ConfigFile> {
@@ -135,12 +145,24 @@ export class ConfigStore {
     return (this.cache = { ...(parsed as object), profiles } as ConfigFile);
   }
 
+  /**
+   * Read, change, write under the config lock, reading the file again once it is held: two mkt
+   * processes changing settings at once both keep their change (docs/DECISIONS.md, parallel writers).
+   */
   private async save(update: (file: ConfigFile) => void): Promise<void> {
-    this.cache = undefined;
-    const file = structuredClone(await this.load());
-    update(file);
-    await writeFileAtomic(this.file, JSON.stringify(file, null, 2) + '\n');
-    this.cache = file;
+    await withFileLock(
+      this.lock,
+      systemClock,
+      async () => {
+        this.cache = undefined;
+        const file = structuredClone(await this.load());
+        update(file);
+        await writeFileAtomic(this.file, JSON.stringify(file, null, 2) + '\n');
+        this.cache = file;
+      },
+      // Held for a few ms each; a crowd of processes on a busy machine may queue for long.
+      { waitMs: 60_000 },
+    );
   }
 
   /** All settings of a profile (empty when the profile has none). */

@@ -1,7 +1,9 @@
 import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { systemClock } from '../platform/clock.js';
 import { writeFileAtomic } from '../platform/fs-atomic.js';
+import { withFileLock } from '../platform/lock-file.js';
 import { MktError, UsageError } from '../errors.js';
 import { sessionBusAnswers } from './dbus-probe.js';
 
@@ -92,10 +94,12 @@ export class FileStore implements CredentialStore {
   readonly kind = 'file';
   readonly file: string;
   readonly location: string;
+  private readonly lock: string;
 
   constructor(dir: string) {
     this.file = join(dir, 'credentials.json');
     this.location = this.file;
+    this.lock = join(dir, 'locks', 'credentials.lock');
   }
 
   private async load(): Promise<Record<string, string>> {
@@ -153,18 +157,41 @@ export class FileStore implements CredentialStore {
     return (await this.load())[account] ?? null;
   }
 
+  /** Whether the file holds no secret yet (or does not exist). */
+  async isEmpty(): Promise<boolean> {
+    return Object.keys(await this.load()).length === 0;
+  }
+
   async set(account: string, secret: string): Promise<void> {
-    const all = await this.load();
-    all[account] = secret;
-    await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', { mode: 0o600, dirMode: 0o700 });
+    await this.change((all) => {
+      all[account] = secret;
+      return true;
+    });
   }
 
   async delete(account: string): Promise<boolean> {
-    const all = await this.load();
-    if (!(account in all)) return false;
-    delete all[account];
-    await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', { mode: 0o600, dirMode: 0o700 });
-    return true;
+    return this.change((all) => account in all && delete all[account]);
+  }
+
+  /**
+   * Read, change, write under the credential lock, read again once held, so that parallel sign-ins
+   * keep each other's secrets; nothing is written when `update` changed nothing.
+   */
+  private change(update: (all: Record<string, string>) => boolean): Promise<boolean> {
+    return withFileLock(
+      this.lock,
+      systemClock,
+      async () => {
+        const all = await this.load();
+        if (!update(all)) return false;
+        await writeFileAtomic(this.file, JSON.stringify(all, null, 2) + '\n', {
+          mode: 0o600,
+          dirMode: 0o700,
+        });
+        return true;
+      },
+      { waitMs: 60_000 },
+    );
   }
 }
 
@@ -175,6 +202,8 @@ export class FileStore implements CredentialStore {
 export class AutoStore implements CredentialStore {
   private chosen: CredentialStore | undefined;
   private announced = false;
+  /** Accounts found in the file while the keychain is in use (stored before a keychain answered). */
+  private readonly inFile = new Set<string>();
 
   constructor(
     private readonly options: {
@@ -216,14 +245,42 @@ export class AutoStore implements CredentialStore {
     }
   }
 
+  /**
+   * The secret, from the store in use; with the keychain, what an earlier run stored in the file
+   * (when no keychain answered) is still found there, and said once.
+   */
   async get(account: string) {
-    return (await this.resolve()).get(account);
+    const store = await this.resolve();
+    const value = await store.get(account);
+    if (value !== null || store.kind !== 'keychain' || this.options.forced === 'keychain') return value;
+    const file = new FileStore(this.options.configDir);
+    const stored = await file.get(account);
+    if (stored !== null) {
+      this.inFile.add(account);
+      this.options.notice(
+        `A credential is kept in ${file.location} (stored when no OS keychain answered); it is read from there until it is stored again.`,
+      );
+    }
+    return stored;
+  }
+  /** Where `account` was found: "file" for one still in the file while the keychain is in use. */
+  kindOf(account: string): 'keychain' | 'file' {
+    return this.inFile.has(account) ? 'file' : this.kind;
   }
   async set(account: string, secret: string) {
     const store = await this.resolve();
+    // The file fallback is announced when it first holds something, not again by every command.
+    const fresh = store.kind === 'file' && (await (store as FileStore).isEmpty());
     await store.set(account, secret);
+    if (this.inFile.delete(account)) {
+      // Moved: the keychain now holds it, and the file copy would only go stale.
+      await new FileStore(this.options.configDir).delete(account);
+      this.options.notice(
+        `Moved a credential from ${new FileStore(this.options.configDir).location} to the ${store.location}.`,
+      );
+    }
     // A file chosen with MKT_CREDENTIAL_STORE=file is the user's own decision; a fallback is announced.
-    if (store.kind === 'file' && this.options.forced !== 'file' && !this.announced) {
+    if (store.kind === 'file' && fresh && this.options.forced !== 'file' && !this.announced) {
       this.announced = true;
       this.options.notice(
         `No OS keychain answered: stored in ${store.location} (readable only by you). Set MKT_CREDENTIAL_STORE=keychain or =file to choose.`,
@@ -231,6 +288,11 @@ export class AutoStore implements CredentialStore {
     }
   }
   async delete(account: string) {
-    return (await this.resolve()).delete(account);
+    const store = await this.resolve();
+    const deleted = await store.delete(account);
+    // With the keychain in use, a copy stored in the file earlier is forgotten too.
+    if (store.kind !== 'keychain' || this.options.forced === 'keychain') return deleted;
+    this.inFile.delete(account);
+    return (await new FileStore(this.options.configDir).delete(account)) || deleted;
   }
 }

@@ -1,5 +1,9 @@
 import type { Output } from '../output/output.js';
-import { printable } from '../platform/printable.js';
+import { safeText } from '../output/safe-text.js';
+
+/** A server's value, shown safely on a terminal (control characters escaped). */
+export const printable = (value: unknown): string =>
+  safeText(value === undefined || value === null ? '' : String(value));
 import { lastAttempt, type DeliveryAttempt, type EventDelivery } from './events.js';
 
 /** "200 in 12 ms", or the error of an attempt that got no answer. */

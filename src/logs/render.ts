@@ -1,11 +1,15 @@
-import type { Output } from '../output/output.js';
-import { printable } from '../platform/printable.js';
+import type { Output, Style } from '../output/output.js';
+import { safeText } from '../output/safe-text.js';
+
+/** A server's value, shown safely on a terminal (control characters escaped). */
+const printable = (value: unknown): string =>
+  safeText(value === undefined || value === null ? '' : String(value));
 import type { RequestLogEntry } from './filter.js';
 import type { TailEvent } from './tail.js';
 
-/** Green for 2xx and 3xx, yellow for 4xx, red for 5xx (ANSI codes; only on a colour terminal). */
-function statusColour(status: number): string {
-  return status >= 500 ? '31' : status >= 400 ? '33' : '32';
+/** Green for 2xx and 3xx, yellow for 4xx, red for 5xx (only on a colour terminal). */
+function statusColour(status: number): Style {
+  return status >= 500 ? 'red' : status >= 400 ? 'yellow' : 'green';
 }
 
 /** One request as a line: time, status, method, path, latency, credential, user, request id, error code. */

@@ -1,4 +1,6 @@
 import type { Writable } from 'node:stream';
+import { colorFor, isCI, palette } from './colour.js';
+import { safeLine, safeText } from './safe-text.js';
 
 type Env = Record<string, string | undefined>;
 type Stream = Writable & { isTTY?: boolean; columns?: number };
@@ -9,9 +11,13 @@ export interface Column<T> {
   get(row: T): unknown;
 }
 
+/** mkt's styles, each a chalk style. */
+export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow';
+
 /**
  * Where a command's words go: data on stdout, everything else on stderr. Colour and tables only
- * on a terminal, never under CI, NO_COLOR or --json.
+ * on a terminal, never under CI, NO_COLOR or --json (src/output/colour.ts). Every human line is
+ * made safe for the terminal (src/output/safe-text.ts); JSON is written as it is.
  */
 export class Output {
   readonly stdout: Stream;
@@ -21,6 +27,7 @@ export class Output {
   /** stderr may carry colour. */
   readonly color: boolean;
   private readonly said = new Set<string>();
+  private readonly chalk: ReturnType<typeof palette>;
 
   constructor(options: { stdout: Stream; stderr: Stream; env: Env; json: boolean }) {
     const { env, json } = options;
@@ -28,21 +35,23 @@ export class Output {
     this.stderr = options.stderr;
     this.interactive = Boolean(this.stdout.isTTY) && !isCI(env) && !json;
     this.color = !json && colorFor(this.stderr, env);
+    this.chalk = palette(this.color);
   }
 
   /** Writes a line of data to stdout. */
   data(line: string): void {
-    this.stdout.write(line.endsWith('\n') ? line : `${line}\n`);
+    const safe = safeLine(line);
+    this.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
   }
 
-  /** Writes a JSON document to stdout. */
+  /** Writes a JSON document to stdout (the one way mkt prints JSON: jsonText). */
   json(value: unknown): void {
-    this.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.stdout.write(jsonText(value));
   }
 
   /** A progress or information line on stderr. */
   info(message: string): void {
-    this.stderr.write(`${message}\n`);
+    this.stderr.write(`${safeLine(message)}\n`);
   }
 
   /** The same notice only once per process (for example, "credentials are kept in a file"). */
@@ -53,24 +62,24 @@ export class Output {
   }
 
   success(message: string): void {
-    this.stderr.write(`${this.paint('32', '✓')} ${message}\n`);
+    this.stderr.write(`${this.paint('green', '✓')} ${safeLine(message)}\n`);
   }
 
   warn(message: string): void {
-    this.stderr.write(`${this.paint('33', '!')} ${message}\n`);
+    this.stderr.write(`${this.paint('yellow', '!')} ${safeLine(message)}\n`);
   }
 
   /** Bold on a colour terminal, plain otherwise. */
   bold(text: string): string {
-    return this.paint('1', text);
+    return this.paint('bold', text);
   }
 
   dim(text: string): string {
-    return this.paint('2', text);
+    return this.paint('dim', text);
   }
 
-  paint(code: string, text: string): string {
-    return this.color ? `\u001b[${code}m${text}\u001b[0m` : text;
+  paint(style: Style, text: string): string {
+    return this.chalk[style](text);
   }
 
   /** Rows as an aligned table on a terminal, tab-separated without a header otherwise (for cut and awk). */
@@ -102,19 +111,14 @@ export class Output {
   }
 }
 
-/** Whether the environment says this is a CI job (`CI` set to anything but "false" or "0"). */
-function isCI(env: Env): boolean {
-  return Boolean(env.CI) && env.CI !== 'false' && env.CI !== '0';
-}
-
-/** The one colour decision: a terminal, not CI, no NO_COLOR, not TERM=dumb. */
-export function colorFor(stream: { isTTY?: boolean }, env: Env): boolean {
-  return Boolean(stream.isTTY) && !isCI(env) && env.NO_COLOR === undefined && env.TERM !== 'dumb';
+/** A JSON document as mkt prints it: two-space indented, one newline at the end. */
+export function jsonText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 function cell(value: unknown): string {
   if (value === undefined || value === null || value === '') return '-';
-  if (Array.isArray(value)) return value.length ? value.map(String).join(',') : '-';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  if (Array.isArray(value)) return value.length ? safeText(value.map(String).join(',')) : '-';
+  if (typeof value === 'object') return safeText(JSON.stringify(value));
+  return safeText(String(value));
 }

@@ -1,6 +1,8 @@
 import type { Writable } from 'node:stream';
 import { CheckFailedError, toMktError, type MktError } from '../errors.js';
-import { colorFor } from './output.js';
+import { colorFor, palette } from './colour.js';
+import { jsonText } from './output.js';
+import { safeText } from './safe-text.js';
 
 /** Ends that are the person's own doing: said plainly, without "Error:". */
 const PLAIN = new Set(['declined', 'interrupted', 'terminated']);
@@ -25,25 +27,26 @@ export function reportError(
   const bug = error.code === 'internal';
   if (bug && (io.verbose || io.env.DEBUG)) io.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
   if (io.json && error instanceof CheckFailedError && error.document !== undefined) {
-    io.stdout.write(`${JSON.stringify(error.document, null, 2)}\n`);
+    io.stdout.write(jsonText(error.document));
     io.stderr.write(`${error.message}\n`);
     return error;
   }
   if (io.json) {
     io.stdout.write(
-      `${JSON.stringify({ error: { code: error.code, message: error.message, hints: error.hints, request_id: error.requestId } }, null, 2)}\n`,
+      jsonText({
+        error: { code: error.code, message: error.message, hints: error.hints, request_id: error.requestId },
+      }),
     );
     return error;
   }
-  if (PLAIN.has(error.code)) {
-    io.stderr.write(`${error.message}\n`);
+  // A check that said no is an answer, not a failure of mkt: its reason alone.
+  if (PLAIN.has(error.code) || error instanceof CheckFailedError) {
+    io.stderr.write(`${safeText(error.message)}\n`);
     return error;
   }
   const label = bug ? 'Internal error (a bug in mkt):' : 'Error:';
-  io.stderr.write(
-    `${colorFor(io.stderr, io.env) ? `\u001b[31m${label}\u001b[0m` : label} ${error.message}\n`,
-  );
-  for (const hint of error.hints) io.stderr.write(`  Try: ${hint}\n`);
+  io.stderr.write(`${palette(colorFor(io.stderr, io.env)).red(label)} ${safeText(error.message)}\n`);
+  for (const hint of error.hints) io.stderr.write(`  Try: ${safeText(hint)}\n`);
   if (error.requestId) io.stderr.write(`  Request ID: ${error.requestId}\n`);
   if (bug) {
     io.stderr.write(

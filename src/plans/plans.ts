@@ -103,13 +103,16 @@ function checkFeatures(features: string[]): string[] {
 }
 
 /** The body fields shared by create and update. */
-function commonFields(flags: PlanFlags): Record<string, unknown> {
+function commonFields(flags: PlanFlags, update = false): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (flags.name !== undefined) {
     if (!flags.name.trim()) throw new UsageError('--name must not be empty.', { code: 'invalid_name' });
     out.name = flags.name.trim();
   }
-  if (flags.price !== undefined || flags.currency !== undefined) {
+  if (update && flags.price !== undefined && flags.currency === undefined) {
+    // In the plan's own currency, read when the request is made (updatePlan).
+    out.price = { amount: flags.price, currency: undefined };
+  } else if (flags.price !== undefined || flags.currency !== undefined) {
     if (flags.price === undefined || flags.currency === undefined) {
       throw new UsageError('--price and --currency go together, for example --price 9.99 --currency USD.', {
         code: 'invalid_price',
@@ -163,11 +166,11 @@ export function planCreateBody(flags: PlanFlags): Record<string, unknown> {
 
 /** Checks `plans update` flags and builds the PATCH body; kind and id cannot change. */
 export function planUpdateBody(flags: PlanFlags): Record<string, unknown> {
-  const fields = commonFields(flags);
+  const fields = commonFields(flags, true);
   if (flags.archived !== undefined) fields.archived = flags.archived;
   if (Object.keys(fields).length === 0) {
     throw new UsageError(
-      'Nothing to change: pass --name, --price with --currency, --feature, --api-call-limit or --archived/--no-archived.',
+      'Nothing to change: pass --name, --price (and --currency), --feature, --api-call-limit or --archived/--no-archived.',
       { code: 'nothing_to_update' },
     );
   }
@@ -200,7 +203,22 @@ export async function updatePlan(
   input: { app?: string; id: string; body: Record<string, unknown> },
 ): Promise<Plan> {
   const app = await resolveAppId(deps, input);
-  return (await deps.api.patch<Plan>(planPath(app, checkPlanId(input.id)), input.body)).data;
+  const path = planPath(app, checkPlanId(input.id));
+  const price = input.body.price as { amount: string; currency: undefined } | undefined;
+  let body = input.body;
+  if (price && price.currency === undefined) {
+    const current = (await deps.api.get<Plan>(path)).data.price;
+    if (!current?.currency) {
+      throw new UsageError(
+        `Plan ${input.id} has no price yet, so no currency: add --currency, such as USD.`,
+        {
+          code: 'invalid_price',
+        },
+      );
+    }
+    body = { ...body, price: parseMoney(price.amount, current.currency) };
+  }
+  return (await deps.api.patch<Plan>(path, body)).data;
 }
 
 /** Deletes a plan once confirmed; a plan with subscribers is archived instead (the server answers 200 with it). */

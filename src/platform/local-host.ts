@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LOOPBACK_HOSTS } from '../wire.js';
 import { isLocalHost } from '../wire/local-host.js';
 
 export { isLocalHost };
@@ -12,7 +13,7 @@ export function guardLocalHost(req: IncomingMessage, res: ServerResponse, port: 
   const body = JSON.stringify({
     error: {
       code: 'misdirected_request',
-      message: `This local server answers only Host 127.0.0.1:${port}, localhost:${port} or [::1]:${port}.`,
+      message: `This local server answers only Host ${LOOPBACK_HOSTS.map((name) => `${name}:${port}`).join(', ')}.`,
     },
   });
   res.writeHead(421, {

@@ -32,7 +32,8 @@ export function renderTemplate(
   context: Record<string, unknown> | undefined,
   render: () => string,
 ): string {
-  // Keys ejs would take from the context as its options (ejs 3.1: _OPTS_PASSABLE_WITH_DATA).
+  // Keys ejs would take from the context as its options (ejs 3.1 and 6: _OPTS_PASSABLE_WITH_DATA;
+  // `client` is 3.1's only, a fall-back to ejs either way).
   const options = ['delimiter', 'scope', 'context', 'debug', 'compileDebug', 'client', '_with'];
   options.push('rmWhitespace', 'strict', 'filename', 'async');
   if (typeof text !== 'string' || options.some((k) => context?.[k] !== undefined)) return render();
@@ -75,4 +76,37 @@ export function stripAnsi(strip: (text: unknown) => unknown, text: unknown): unk
 /** string-width's `width(text)` without its emoji pattern: printable ASCII is a column a character. */
 export function textWidth(width: (text: unknown) => number, text: unknown): number {
   return typeof text === 'string' && /^[\x20-\x7e]*$/.test(text) ? text.length : width(text);
+}
+
+/**
+ * The bundle's text patches of oclif's files (esbuild.config.js): for each file under node_modules,
+ * the texts replaced and what replaces them. Sorting the command ids with localeCompare builds ICU's
+ * collator (≈ 7 ms), ejs compiles each help text into a function, ansis builds every style to strip
+ * escapes and string-width runs an emoji pattern over plain ASCII: the same results without them.
+ */
+export function oclifPatches(): Record<string, Array<[string, string]>> {
+  const strip: [string, string] = [
+    'ansis_1.default.strip(',
+    `(${stripAnsi})((s) => ansis_1.default.strip(s), `,
+  ];
+  return {
+    '@oclif/core/lib/config/plugin.js': [
+      [
+        '.sort((a, b) => a.id.localeCompare(b.id))',
+        `.sort(((order) => (a, b) => order(a.id, b.id))((${idOrder})()))`,
+      ],
+    ],
+    '@oclif/core/lib/help/util.js': [
+      [
+        'return ejs_1.default.render(t, context);',
+        `return (${renderTemplate})(t, context, () => ejs_1.default.render(t, context));`,
+      ],
+    ],
+    '@oclif/core/lib/help/formatter.js': [strip],
+    '@oclif/core/lib/help/index.js': [strip],
+    '@oclif/core/lib/help/root.js': [strip],
+    'string-width/index.js': [
+      ['module.exports = stringWidth;', `module.exports = (s) => (${textWidth})(stringWidth, s);`],
+    ],
+  };
 }

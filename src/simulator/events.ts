@@ -172,7 +172,10 @@ export async function triggerEvent(
   return (await deps.api.post<TriggerResult>('/simulator/events', body)).data;
 }
 
-/** For --dry-run: fills a missing user (the caller, `/whoami`) and plan (the app's first paid plan) by reading. */
+/**
+ * For --dry-run: fills a missing plan (the app's first paid plan) by reading. A missing user is left
+ * out, as the send leaves it to the marketplace (the app's first test user, which no endpoint lists).
+ */
 async function resolveServerDefaults(
   deps: Pick<Deps, 'api'>,
   event: EventName,
@@ -180,9 +183,6 @@ async function resolveServerDefaults(
   appId: string,
 ): Promise<Record<string, unknown>> {
   const out = { ...data };
-  if (out.user_id === undefined) {
-    out.user_id = (await deps.api.get<{ id: string }>('/whoami')).data.id;
-  }
   if ('plan' in EVENT_FIELDS[event] && out.plan === undefined) {
     const plans = await deps.api.list<{ id: string; kind?: string; archived?: boolean }>(
       `/apps/${encodeURIComponent(appId)}/plans`,

@@ -124,7 +124,7 @@ export function checkDelivery(input: {
       ok: false,
       reason: 'stale_timestamp',
       envelope,
-      message: `The timestamp ${envelope.timestamp} is ${Math.abs(ageSeconds)} s ${ageSeconds >= 0 ? 'old' : 'in the future'}, outside the ${input.toleranceSeconds} s window.`,
+      message: `The timestamp ${envelope.timestamp} is ${Math.abs(ageSeconds)} s ${ageSeconds >= 0 ? 'old' : 'in the future'}, outside the ${input.toleranceSeconds} s window. If this machine's clock is off, sync it (e.g. \`timedatectl set-ntp true\`); to accept older deliveries, raise the window with --tolerance SECONDS.`,
     };
   }
   return { ok: true, envelope, ageSeconds };

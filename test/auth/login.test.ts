@@ -235,7 +235,7 @@ describe('scopes', () => {
     expect((await login([], { PERSON_USER: dev.id })).code).toBe(0);
     const denied = await runMkt(['api', 'POST', '/apps', '--field', 'name=Second'], ctx.dir, { env });
     expect(denied.code).toBe(4);
-    expect(denied.stderr).toContain('lacks the apps:write scope');
+    expect(denied.stderr).toContain('lacks the "apps:write" scope');
     const hint = /Try: (mkt login --scope apps:write)\b/.exec(denied.stderr);
     expect(hint).not.toBeNull();
 

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { idOrder, renderTemplate, stripAnsi, textWidth } from '../../src/platform/oclif-patches.js';
+import { dirname, join } from 'node:path';
+import {
+  idOrder,
+  oclifPatches,
+  renderTemplate,
+  stripAnsi,
+  textWidth,
+} from '../../src/platform/oclif-patches.js';
 
 // The bundle replaces two of oclif's steps (esbuild.config.js): these must give what oclif's own
 // give — ICU's localeCompare for sorting command ids, ejs for help texts — for every input.
 
-const require = createRequire(import.meta.url);
+// ejs, ansis and string-width as oclif itself loads them (its own versions).
+const require = createRequire(createRequire(import.meta.url).resolve('@oclif/core'));
 const ejs = require('ejs') as { render(t: string, data: object): string };
 const ansis = require('ansis') as { strip(text: unknown): string };
 const stringWidth = require('string-width') as (text: unknown) => number;
@@ -125,3 +133,17 @@ function attempt(f: () => string): { value?: string; error?: string } {
     return { error: String((err as Error).constructor.name) };
   }
 }
+
+describe('the patched texts', () => {
+  it('are each still in the oclif files the bundle patches (else the patch would silently do nothing)', () => {
+    const root = createRequire(import.meta.url);
+    for (const [file, replacements] of Object.entries(oclifPatches())) {
+      // string-width as oclif's help loads it; oclif's own files from @oclif/core.
+      const path = file.startsWith('@oclif/core/')
+        ? join(dirname(root.resolve('@oclif/core')), '..', file.slice('@oclif/core/'.length))
+        : require.resolve(file.replace(/\/index\.js$/, ''));
+      const text = readFileSync(path, 'utf8');
+      for (const [from] of replacements) expect(text, `${file}: ${from}`).toContain(from);
+    }
+  });
+});

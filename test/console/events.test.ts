@@ -61,7 +61,7 @@ describe('mkt events', () => {
     );
     expect((await mkt(['events', 'list', '--state', 'succeeded'])).stdout).not.toContain(id);
     const shown = await mkt(['events', 'get', id]);
-    expect(shown.stdout).toContain('answered: down for maintenance \\u{1b}[2J');
+    expect(shown.stdout).toContain('answered: down for maintenance \\u001b[2J');
     expect(shown.stdout).not.toContain('\u001b');
 
     down = false;

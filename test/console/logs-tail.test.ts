@@ -68,7 +68,7 @@ describe('mkt logs tail', () => {
     const out = mkt.stdout();
     expect(out).not.toContain('req_1'); // a 200, filtered out
     expect(out).toContain(
-      '404  GET     /api/v1/apps/app_t/plans/\\u{1b}[31mred  2 ms  test_key:key_1  -  req_2  not_found',
+      '404  GET     /api/v1/apps/app_t/plans/\\u001b[31mred  2 ms  test_key:key_1  -  req_2  not_found',
     );
     expect(out).toMatch(/500 {2}POST {4}\/api\/v1\/simulator\/events {2}3 ms .* req_3/);
     expect(out).not.toContain('\u001b');

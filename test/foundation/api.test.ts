@@ -168,7 +168,7 @@ describe('mkt api', () => {
     const s = await server(() => undefined);
     const r = await mkt(['api', 'POST', '/apps'], s.url, { MKT_HTTP_TIMEOUT: '1' });
     expect(r.code).toBe(6);
-    expect(r.stderr).toContain('took over 1 s');
+    expect(r.stderr).toContain('within 1 s, retries included');
   });
 
   it('exits 6 with a hint when nothing listens: where the site URL came from, and the sandbox on its port', async () => {

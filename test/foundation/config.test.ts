@@ -95,7 +95,7 @@ describe('mkt config', () => {
     // An unknown command exits 127, as a shell does for a command it cannot find.
     const notFound = await mkt(['confgi', 'list']);
     expect(notFound.code).toBe(127);
-    expect(notFound.stderr).toContain('confgi list is not a mkt command');
+    expect(notFound.stderr).toContain('"confgi list" is not a mkt command');
   });
 });
 

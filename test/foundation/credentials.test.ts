@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { chmod, lstat, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AutoStore, FileStore, KeychainStore } from '../../src/credentials/store.js';
+import { AutoStore, FileStore, KeychainStore, type CredentialStore } from '../../src/credentials/store.js';
 import { runMkt, tempDir } from '../support/cli.js';
 import { json, startServer } from '../support/server.js';
 
@@ -163,3 +163,65 @@ describe.runIf(process.env.MKT_TEST_KEYCHAIN === '1')(
     });
   },
 );
+
+describe('a keychain that appears after the file was used', () => {
+  /** A store that is the keychain as far as AutoStore can tell: it answers (in memory). */
+  class AnsweringKeychain implements CredentialStore {
+    readonly kind = 'keychain';
+    readonly location = 'OS keychain';
+    readonly secrets = new Map<string, string>();
+    async get(account: string) {
+      return this.secrets.get(account) ?? null;
+    }
+    async set(account: string, secret: string) {
+      this.secrets.set(account, secret);
+    }
+    async delete(account: string) {
+      return this.secrets.delete(account);
+    }
+  }
+
+  it('still finds what the file holds, says so once, and moves it when it is stored again', async () => {
+    const folder = await tempDir();
+    try {
+      const before = new AutoStore({ configDir: folder.path, forced: 'file', notice: () => undefined });
+      await before.set('default:oauth', '{"access_token":"at_1"}');
+      const notices: string[] = [];
+      const keychain = new AnsweringKeychain();
+      const after = new AutoStore({ configDir: folder.path, notice: (m) => notices.push(m), keychain });
+      expect(await after.get('default:oauth')).toBe('{"access_token":"at_1"}');
+      expect(after.kindOf('default:oauth')).toBe('file');
+      expect(notices.join('\n')).toContain(
+        `A credential is kept in ${join(folder.path, 'credentials.json')}`,
+      );
+      await after.set('default:oauth', '{"access_token":"at_2"}');
+      expect(keychain.secrets.get('default:oauth')).toBe('{"access_token":"at_2"}');
+      expect(JSON.parse(await readFile(join(folder.path, 'credentials.json'), 'utf8'))).toEqual({});
+      expect(notices.at(-1)).toContain('Moved a credential');
+    } finally {
+      await folder.remove();
+    }
+  });
+
+  it('the file fallback is announced by the command that first stores there, not by every one after', async () => {
+    const folder = await tempDir();
+    try {
+      const notices: string[] = [];
+      const first = new AutoStore({
+        configDir: folder.path,
+        notice: (m) => notices.push(m),
+        busAddress: 'unix:path=/nonexistent',
+      });
+      await first.set('default:api-key', '{"key":"test_1"}');
+      const second = new AutoStore({
+        configDir: folder.path,
+        notice: (m) => notices.push(m),
+        busAddress: 'unix:path=/nonexistent',
+      });
+      await second.set('default:webhook-secret:app_1', 'whsec_1');
+      expect(notices.filter((m) => m.includes('No OS keychain answered'))).toHaveLength(1);
+    } finally {
+      await folder.remove();
+    }
+  });
+});

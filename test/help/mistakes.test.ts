@@ -14,7 +14,7 @@ afterAll(() => dir.remove());
 describe('a mistyped command', () => {
   it('off a terminal, says "Did you mean" and hints the corrected line (exit 127, as a shell)', async () => {
     const res = await runMkt(['apps', 'lsit'], dir.path);
-    expect(res.stderr).toContain('Error: apps lsit is not a mkt command. Did you mean "apps list"?');
+    expect(res.stderr).toContain('Error: "apps lsit" is not a mkt command. Did you mean "apps list"?');
     expect(res.stderr).toContain('Try: mkt apps list\n');
     expect(res.stderr).toContain('Try: mkt apps --help');
     expect(res.stdout).toBe('');
@@ -48,5 +48,55 @@ describe('a mistyped command', () => {
       hints: ['mkt plans create --json', 'mkt plans --help'],
     });
     expect(json.code).toBe(127);
+  });
+});
+
+describe('words a command does not take, and commands a topic does not have', () => {
+  it('an argument after a command that takes none is a usage error naming it (exit 2), not "not a command"', async () => {
+    const res = await runMkt(['whoami', 'extra'], dir.path);
+    expect(res.stderr).toContain('Unexpected argument "extra": mkt whoami takes no arguments.');
+    expect(res.stderr).not.toContain('not a mkt command');
+    expect(res.stderr).not.toContain('Try: mkt whoami extra');
+    expect(res.code).toBe(2);
+  });
+
+  it("an unknown command of a real topic is named whole, with the topic's real commands", async () => {
+    const res = await runMkt(['apps', 'frobnicate'], dir.path);
+    expect(res.stderr).toContain('"apps frobnicate" is not a mkt command.');
+    expect(res.stderr).toMatch(/The apps commands: create, delete, get, list, .*use\./);
+    expect(res.stderr).not.toContain('api');
+    expect(res.stderr).toContain('Try: mkt apps --help');
+    expect(res.code).toBe(127);
+    const nested = await runMkt(['simulator', 'users', 'frobnicate'], dir.path);
+    expect(nested.stderr).toContain('"simulator users frobnicate" is not a mkt command.');
+    expect(nested.stderr).toContain('The simulator users commands: create');
+    expect(nested.stderr).not.toContain('simulator check');
+  });
+
+  it('a mistyped topic before a real command suggests that command, the words in place', async () => {
+    const res = await runMkt(['aps', 'list', '--json'], dir.path);
+    expect(JSON.parse(res.stdout).error).toMatchObject({
+      message: '"aps list" is not a mkt command. Did you mean "apps list"?',
+      hints: ['mkt apps list --json', 'mkt --help'],
+    });
+  });
+
+  it('no hint repeats the failing line, and a guess never gets words it does not take', async () => {
+    for (const argv of [
+      ['apps', 'lsit', 'foo'],
+      ['whoami', 'extra'],
+      ['apps', 'frobnicate', 'x'],
+    ]) {
+      const res = await runMkt([...argv, '--json'], dir.path);
+      const hints: string[] = JSON.parse(res.stdout).error.hints;
+      expect(hints).not.toContain(['mkt', ...argv, '--json'].join(' '));
+      expect(hints.every((h) => !h.includes('foo'))).toBe(true);
+    }
+  });
+
+  it('a mistyped flag gets "Did you mean" the flag the command has', async () => {
+    const res = await runMkt(['entitlements', '--fature', 'export'], dir.path);
+    expect(res.stderr).toContain('Unknown flag --fature. Did you mean --feature?');
+    expect(res.code).toBe(2);
   });
 });

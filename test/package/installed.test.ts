@@ -9,15 +9,15 @@ import { tempDir } from '../support/cli.js';
 
 // The package as npm ships it: packed from a fresh clone (tracked files only: `prepack` builds),
 // installed globally into a temporary prefix, run from another folder on every Node version users
-// run — 20 (this machine's) and 22 and 24 as the registry ships them (test/package/node-versions,
-// installed by scripts/test-everything.sh).
+// run — the floor (22.13), the project's own 22 and 24, as the registry ships them
+// (test/package/node-versions, installed by scripts/test-everything.sh) — and refused on Node 20.
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const versions = join(root, 'test/package/node-versions/node_modules');
 const nodes: Array<[string, string]> = [
-  [process.versions.node.split('.')[0]!, process.execPath],
-  ['22', join(versions, 'node22/bin/node')],
+  ['22.13', join(versions, 'node22/bin/node')],
+  [process.versions.node, process.execPath],
   ['24', join(versions, 'node24/bin/node')],
 ];
 
@@ -75,6 +75,20 @@ describe('npm pack', () => {
   });
 });
 
+it('refuses Node 20 with one clear sentence, before anything else runs', async () => {
+  const node20 = join(versions, 'node20/bin/node');
+  const bin = join(prefix, 'lib/node_modules/mkt/bin/run.js');
+  const refused = await run(node20, [bin, 'whoami']).then(
+    () => {
+      throw new Error('mkt ran on Node 20');
+    },
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  );
+  expect(refused.code).toBe(1);
+  expect(refused.stdout).toBe('');
+  expect(refused.stderr).toMatch(/^mkt needs Node\.js 22\.13 or newer; this is Node\.js v20\.\d+\.\d+\.\n/);
+});
+
 describe.each(nodes)('the installed mkt on Node %s', (major, node) => {
   let home: { path: string; remove(): Promise<void> };
   beforeAll(async () => {
@@ -115,7 +129,7 @@ describe.each(nodes)('the installed mkt on Node %s', (major, node) => {
 
   it('prints its version and its help', async () => {
     const { stdout: version } = await run(node, ['--version']);
-    expect(version.trim()).toMatch(new RegExp(`^v${major}\\.`));
+    expect(version.trim()).toMatch(new RegExp(`^v${major.replaceAll('.', '\\.')}\\.?`));
     const v = await result(mkt(['--version']));
     expect(v).toMatchObject({ code: 0, stderr: '' });
     expect(v.stdout).toBe(`mkt/0.1.0 ${process.platform}-${process.arch} node-${version.trim()}\n`);

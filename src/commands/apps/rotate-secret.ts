@@ -1,17 +1,18 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { rotateSecret, SECRET_NAMES } from '../../apps/apps.js';
-import { flags } from '../../flags.js';
+import { appArg, appFromArgOrFlag, flags } from '../../flags.js';
 
 export default class AppsRotateSecret extends BaseCommand<typeof AppsRotateSecret> {
   static summary = "Replace an app's client secret or webhook signing secret.";
   static description =
     'The old secret stops working at once. The new one is printed once on stdout and kept in the credential store (for `mkt login` and `mkt webhooks listen`). Asks for confirmation on a terminal; elsewhere --yes is required.';
   static examples = [
-    '<%= config.bin %> apps rotate-secret --kind client --app app_123',
+    '<%= config.bin %> apps rotate-secret app_123 --kind client',
     '<%= config.bin %> apps rotate-secret --kind webhook --yes > webhook-secret.txt',
   ];
   static enableJsonFlag = true;
+  static args = appArg;
   static flags = {
     app: flags.app(),
     kind: Flags.string({
@@ -25,7 +26,11 @@ export default class AppsRotateSecret extends BaseCommand<typeof AppsRotateSecre
   async run() {
     const deps = await this.deps();
     const kind = this.flags.kind as 'client' | 'webhook';
-    const rotation = await rotateSecret(deps, { app: this.flags.app, kind, yes: this.flags.yes });
+    const rotation = await rotateSecret(deps, {
+      app: appFromArgOrFlag(this.args.app, this.flags.app),
+      kind,
+      yes: this.flags.yes,
+    });
     if (!deps.json) {
       deps.out.data(rotation.secret);
       deps.out.success(`Rotated the ${SECRET_NAMES[kind]} of ${rotation.appId}.`);

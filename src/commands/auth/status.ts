@@ -23,7 +23,7 @@ export default class AuthStatus extends BaseCommand<typeof AuthStatus> {
       deps.out.fields([
         ['Site', status.site_url],
         ['Profile', status.profile],
-        ['Credential', status.live ? deps.out.paint('31', kind) : kind],
+        ['Credential', status.live ? deps.out.paint('red', kind) : kind],
         ['Source', source],
         ['User', status.user ? describeUser(status.user) : undefined],
         ['Client id', status.client_id],

@@ -17,8 +17,7 @@ export default class EventsResend extends BaseCommand<typeof EventsResend> {
   async run() {
     const deps = await this.deps();
     const { resendEvent, lastAttempt } = await import('../../events/events.js');
-    const { describeAttempt } = await import('../../events/render.js');
-    const { printable } = await import('../../platform/printable.js');
+    const { describeAttempt, printable } = await import('../../events/render.js');
     const delivery = await resendEvent(deps, { app: this.flags.app, id: this.args.id });
     if (!deps.json) {
       const attempt = lastAttempt(delivery);

@@ -39,7 +39,10 @@ export default class KeysCreate extends BaseCommand<typeof KeysCreate> {
           ['key', key.key],
           ['created', key.created_at],
         ]);
-      } else deps.out.data(key.key);
+      } else {
+        deps.out.data(key.key);
+        deps.out.success(`Created ${key.mode} key ${key.id} (revoke it with: mkt keys revoke ${key.id}).`);
+      }
     }
     deps.out.warn(
       `This ${mode} key is shown only this once; store it now (for example: mkt login --with-api-key).`,

@@ -9,7 +9,7 @@ export default class PlansUpdate extends BaseCommand<typeof PlansUpdate> {
   static description =
     'Only the fields given change; --feature replaces the whole list. The id and kind of a plan cannot change: create a new plan instead.';
   static examples = [
-    '<%= config.bin %> plans update pro-monthly --price 12.50 --currency USD',
+    '<%= config.bin %> plans update pro-monthly --price 12.50',
     '<%= config.bin %> plans update pro-monthly --feature export --feature api --api-call-limit none',
     '<%= config.bin %> plans update legacy --archived',
   ];
@@ -18,8 +18,8 @@ export default class PlansUpdate extends BaseCommand<typeof PlansUpdate> {
   static flags = {
     app: flags.app(),
     name: Flags.string({ description: 'new display name' }),
-    price: Flags.string({ description: 'new price as a decimal in the currency (with --currency)' }),
-    currency: Flags.string({ description: 'ISO 4217 currency code of --price' }),
+    price: Flags.string({ description: "new price as a decimal, in the plan's currency unless --currency" }),
+    currency: Flags.string({ description: "ISO 4217 currency code of --price (default: the plan's)" }),
     feature: Flags.string({
       multiple: true,
       description: 'feature the plan grants (repeatable; replaces the list)',

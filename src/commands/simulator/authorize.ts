@@ -3,9 +3,9 @@ import { BaseCommand } from '../../base-command.js';
 import { flags } from '../../flags.js';
 
 export default class SimulatorAuthorize extends BaseCommand<typeof SimulatorAuthorize> {
-  static summary = 'Authorize the app for a test user without a browser; prints the token response.';
+  static summary = 'Authorize the app for a test user without a browser; prints the access token.';
   static description =
-    'The access token is the data this command returns: it goes to stdout only. Emits user.authorized.';
+    'Piped or captured (T=$(mkt simulator authorize --user usr_…)), stdout is the access token alone; on a terminal, the whole token response; --json prints the response as JSON. Emits user.authorized.';
   static examples = [
     '<%= config.bin %> simulator authorize --user usr_123',
     '<%= config.bin %> simulator authorize --user usr_123 --scope identity:read --scope entitlements:read --json',
@@ -29,7 +29,9 @@ export default class SimulatorAuthorize extends BaseCommand<typeof SimulatorAuth
       userId: this.flags.user,
       scopes,
     });
-    if (!deps.json) {
+    if (deps.json) return tokens;
+    if (!deps.out.interactive) deps.out.data(String(tokens.access_token));
+    else {
       deps.out.fields(Object.entries(tokens));
       deps.out.info(deps.out.dim('Try: MKT_ACCESS_TOKEN=<access_token> mkt whoami'));
     }

@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { optionalAppId } from '../../apps/resolve.js';
 import { BaseCommand } from '../../base-command.js';
 import { flags } from '../../flags.js';
 import type { DeliveryStatus } from '../../webhooks/journal.js';
@@ -24,7 +25,7 @@ export default class WebhooksDeliveries extends BaseCommand<typeof WebhooksDeliv
     const deps = await this.deps();
     const { listDeliveries } = await import('../../webhooks/deliveries.js');
     const { dir, rows } = await listDeliveries(deps, {
-      appId: this.flags.app ?? (await deps.config.get(deps.profile, 'app')),
+      appId: await optionalAppId(deps, { app: this.flags.app }),
       event: this.flags.event,
       status: this.flags.status as DeliveryStatus | undefined,
       limit: this.flags.limit,

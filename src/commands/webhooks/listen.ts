@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { UsageError } from '../../errors.js';
 import { flags } from '../../flags.js';
+import { checkUrl } from '../../urls.js';
 
 export default class WebhooksListen extends BaseCommand<typeof WebhooksListen> {
   static summary = "Receive the app's webhook deliveries, verify, journal and forward them.";
@@ -69,7 +70,7 @@ and \`mkt webhooks resend\` work beside it.`;
     const deps = await this.deps();
     const f = this.flags;
     const { EVENT_NAMES } = await import('../../simulator/events.js');
-    const { resolveAppId } = await import('../../apps/resolve.js');
+    const { optionalAppId, resolveAppId } = await import('../../apps/resolve.js');
     const { listen } = await import('../../webhooks/listen/index.js');
     const { listenRenderer } = await import('../../webhooks/listen/render.js');
     const { DEFAULT_RETRY_POLICY } = await import('../../webhooks/listen/retry-policy.js');
@@ -87,21 +88,10 @@ and \`mkt webhooks resend\` work beside it.`;
         });
       }
     }
-    let forwardTo: URL | undefined;
-    if (f['forward-to']) {
-      try {
-        forwardTo = new URL(
-          /^https?:\/\//.test(f['forward-to']) ? f['forward-to'] : `http://${f['forward-to']}`,
-        );
-      } catch {
-        throw new UsageError(`--forward-to "${f['forward-to']}" is not a URL.`, {
-          hints: ['--forward-to http://localhost:3000/webhooks'],
-        });
-      }
-    }
+    const forwardTo = f['forward-to'] ? checkUrl(f['forward-to'], 'forward', '--forward-to') : undefined;
     const appId = f.relay
       ? await resolveAppId(deps, { app: f.app })
-      : (f.app ?? (await deps.config.get(deps.profile, 'app')));
+      : await optionalAppId(deps, { app: f.app });
     const renderer = listenRenderer(deps.out, { json: deps.json, appId });
     try {
       await listen(deps, {

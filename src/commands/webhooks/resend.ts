@@ -1,4 +1,6 @@
 import { Args, Flags } from '@oclif/core';
+import { optionalAppId } from '../../apps/resolve.js';
+import { checkUrl } from '../../urls.js';
 import { BaseCommand } from '../../base-command.js';
 import { MktError, UsageError } from '../../errors.js';
 import { flags } from '../../flags.js';
@@ -34,12 +36,13 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
         hints: ['mkt webhooks resend dlv_123', 'mkt webhooks resend --status failed'],
       });
     }
-    const appId = this.flags.app ?? (await deps.config.get(deps.profile, 'app'));
+    const appId = await optionalAppId(deps, { app: this.flags.app });
     const results = await resend(deps, {
       appId,
       id: this.args.id,
       allFailed: this.flags.status === 'failed',
-      forwardTo: this.flags['forward-to'],
+      forwardTo:
+        this.flags['forward-to'] && checkUrl(this.flags['forward-to'], 'forward', '--forward-to').href,
       secretEnv: this.flags['secret-env'],
     });
     const failed = results.filter((r) => !r.ok);

@@ -2,7 +2,13 @@ import { HEADER } from '../../wire.js';
 import { isoTime, type Clock } from '../../platform/clock.js';
 import { isUtf8 } from 'node:buffer';
 import { IdTable } from '../id-table.js';
-import type { DeliveryLog, DeliverySource, JournalRecord, ReceivedRecord } from '../journal.js';
+import {
+  forJournal,
+  type DeliveryLog,
+  type DeliverySource,
+  type JournalRecord,
+  type ReceivedRecord,
+} from '../journal.js';
 import { checkDelivery, type CheckResult, type RefusalReason } from '../signature.js';
 import { deliveryReport, type DeliveryReport, type ListenEvent } from './events.js';
 import type { Job } from './forwarder.js';
@@ -170,7 +176,11 @@ export class Intake {
       return {
         // Refused bytes stay in the journal for `resend` (which verifies again), unless the id
         // belongs to a verified delivery: a forgery of it is not worth keeping.
-        write: verified ? undefined : [record, { t: 'status', id: record.id, at, status: 'refused', reason }],
+        // Only a sample of them (journal.keepRefused): a flood of refused requests is counted, not kept.
+        write:
+          verified || !journal.keepRefused(input.body.length)
+            ? undefined
+            : [forJournal(record), { t: 'status', id: record.id, at, status: 'refused', reason }],
         settle: () => {
           const report = deliveryReport(record, at, 'refused', SIGNATURE_NAMES[reason]);
           report.reason = reason;
@@ -202,7 +212,7 @@ export class Intake {
       const reason = history ? 'history' : 'event_filter';
       record.forward_to = undefined;
       return {
-        write: [record, { t: 'status', id: record.id, at, status: 'filtered', reason }],
+        write: [forJournal(record), { t: 'status', id: record.id, at, status: 'filtered', reason }],
         settle: () => {
           const report = deliveryReport(record, at, 'filtered');
           report.reason = reason;
@@ -212,7 +222,8 @@ export class Intake {
       };
     }
     return {
-      write: [record],
+      // Credential headers redacted in the journal; the forwarder gets them as they came.
+      write: [forJournal(record)],
       settle: () => {
         // Journaled: forwarded next (the forwarder reports the outcome), or that is all.
         if (this.o.forward) {
