@@ -34,8 +34,8 @@ describe("mkt names the server's request id", () => {
   it('in a --json error document', async () => {
     const r = await runMkt(['apps', 'get', '--app', 'app_x', '--json'], dir.path, { env });
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toEqual({
-      error: { code: 'not_found', message: 'No app with id "app_x".', hints: [], request_id: 'req_abc123' },
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      error: { code: 'not_found', message: 'No app with id "app_x".', request_id: 'req_abc123' },
     });
   });
 
