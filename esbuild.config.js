@@ -190,7 +190,7 @@ await build({
 mkdirSync('dist/sandbox');
 writeFileSync('dist/sandbox/package.json', '{ "type": "module" }\n');
 await build({
-  entryPoints: ['build/sandbox/index.js'],
+  entryPoints: ['build/sandbox/start-sandbox.js'],
   outfile: 'dist/sandbox/index.js',
   bundle: true,
   format: 'esm',

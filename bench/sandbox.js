@@ -1,91 +1,86 @@
-// Throughput of the built-in sandbox at two data sizes (1,000 users; and 100,000 users, 1,000 apps and
-// 100,000 past deliveries), in interleaved rounds of one run: reads (GET /api/v1/whoami and
-// GET /api/v1/entitlements with an API key) and writes (PATCH /api/v1/simulator/users/{id}, each
-// answered only once it is fsync'd to the sandbox's log), over loopback with concurrent keep-alive
-// clients; plus the cost of one webhook delivery.
-//
-// Rate limits: a live key allows 1,000 requests a minute, so the measured requests rotate over
-// KEYS live keys created for the run (KEYS x 1,000 a minute, more than the run sends); every answer is checked to be a 200.
-// Setup traffic and writes use a developer token with apps:write (from the consent page, as a person
-// gets it), which is not key-limited.
+// The sandbox on SQLite and Hono against today's (main at d8f60db: the JSON-lines log and the
+// hand-built router), in one run with interleaved rounds on the same machine:
+//   - requests per second: reads (GET /api/v1/whoami, GET /api/v1/entitlements with live keys in
+//     rotation) and writes (PATCH /api/v1/simulator/users/{id} with a developer token, each answered
+//     only once it is on disk), CONCURRENCY keep-alive clients;
+//   - start-up (startSandbox until it listens, then close) on a data folder of 1,000 and of 100,000
+//     records (test users with their subscriptions), written in today's log format; the new sandbox
+//     imports that folder once, then every start is measured.
+// Today's code is built into a temporary folder from `git archive d8f60db` (tsc of its src/).
 //
 // Run: npm run build && node bench/sandbox.js
-import { Agent, createServer, request } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startSandbox } from '../dist/sandbox/index.js';
+import { join, resolve } from 'node:path';
 
+const BASE = 'd8f60db';
 const CONCURRENCY = 32;
-const REQUESTS = 10_000;
-const ROUNDS = 5;
-const KEYS = 300;
-const SMALL = { apps: 1, users: 1_000, deliveries: 0 };
-const LARGE = { apps: 1_000, users: 100_000, deliveries: 100_000 };
-const WRITES = 5_000;
-const DELIVERY_SAMPLES = 200;
+const READS = 3_000;
+const WRITES = 1_000;
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const KEYS = 40;
+const STARTS = 7;
+const SIZES = process.env.SIZES ? [] : [1_000, 100_000];
+
+const root = resolve(import.meta.dirname, '..');
+const work = mkdtempSync(join(tmpdir(), 'mkt-bench-sandbox-'));
+const todayDir = join(work, 'today');
+execFileSync('sh', ['-c', `mkdir -p ${todayDir} && git -C ${root} archive ${BASE} | tar -x -C ${todayDir}`]);
+symlinkSync(join(root, 'node_modules'), join(todayDir, 'node_modules'));
+execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(todayDir, 'tsconfig.build.json')]);
+const today = await import(join(todayDir, 'build/sandbox/index.js'));
+const current = await import(join(root, 'dist/sandbox/index.js'));
+const CODES = { today: today.startSandbox, sqlite: current.startSandbox };
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-
 function send(port, method, path, headers = {}, body) {
-  return new Promise((resolve, reject) => {
+  return new Promise((done, fail) => {
     const payload = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        agent,
-        headers: payload === undefined ? headers : { 'content-type': 'application/json', ...headers },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({
-            status: res.statusCode,
-            headers: res.headers,
-            text,
-            json: text && res.headers['content-type']?.includes('json') ? JSON.parse(text) : undefined,
-          });
-        });
-      },
-    );
-    req.on('error', reject);
+    const h =
+      payload === undefined || typeof body === 'string'
+        ? headers
+        : { 'content-type': 'application/json', ...headers };
+    const req = request({ host: '127.0.0.1', port, method, path, agent, headers: h }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const json = res.headers['content-type']?.includes('json') ? JSON.parse(text) : undefined;
+        done({ status: res.statusCode, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', fail);
     req.end(payload);
   });
 }
-
 async function must(promise, status) {
   const res = await promise;
-  if (res.status !== status)
-    throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.json)}`);
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
   return res.json;
 }
-
-/** Runs `count` jobs with `workers` workers. */
 async function pool(count, job, workers = CONCURRENCY) {
   let next = 0;
-  const worker = async () => {
-    while (next < count) await job(next++);
-  };
-  await Promise.all(Array.from({ length: workers }, worker));
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
 }
 
 /** A developer token with apps:write: the consent page, Approve as the developer, the token endpoint. */
 async function developerToken(port, seed) {
-  const redirectUri = 'http://127.0.0.1:9/callback';
-  const query = new URLSearchParams({
+  const redirect_uri = 'http://127.0.0.1:9/callback';
+  const q = new URLSearchParams({
     client_id: seed.app.client_id,
-    redirect_uri: redirectUri,
+    redirect_uri,
     response_type: 'code',
-    scope: 'apps:write identity:read entitlements:read',
+    scope: 'apps:write',
   });
-  const page = await send(port, 'GET', `/oauth/authorize?${query}`);
+  const page = await send(port, 'GET', `/oauth/authorize?${q}`);
   const form = new URLSearchParams({ user_id: seed.developer.id, decision: 'approve' });
-  for (const m of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+  for (const m of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
     form.set(m[1], m[2]);
   const consent = await send(
     port,
@@ -95,193 +90,131 @@ async function developerToken(port, seed) {
     form.toString(),
   );
   const code = new URL(consent.headers.location).searchParams.get('code');
+  const { client_id, client_secret } = seed.app;
   const tokens = await must(
     send(
       port,
       'POST',
       '/api/oauth/token',
       {},
-      {
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: redirectUri,
-        client_id: seed.app.client_id,
-        client_secret: seed.app.client_secret,
-      },
+      { grant_type: 'authorization_code', code, redirect_uri, client_id, client_secret },
     ),
     200,
   );
   return tokens.access_token;
 }
 
-async function prepare(name, size) {
-  const dataDir = await mkdtemp(join(tmpdir(), `mkt-bench-${name}-`));
-  const sb = await startSandbox({ dataDir, port: 0 });
-  const { port, seed } = sb;
-  const auth = { authorization: `Bearer ${await developerToken(port, seed)}` };
+async function prepare(name) {
+  const dataDir = mkdtempSync(join(work, `${name}-`));
+  const sb = await CODES[name]({ dataDir, port: 0 });
+  const auth = { authorization: `Bearer ${await developerToken(sb.port, sb.seed)}` };
   const keys = [];
-  for (let i = 0; i < KEYS; i++) {
+  for (let i = 0; i < KEYS; i++)
     keys.push(
-      (await must(send(port, 'POST', `/api/v1/apps/${seed.app.id}/keys`, auth, { mode: 'live' }), 201)).key,
+      (await must(send(sb.port, 'POST', `/api/v1/apps/${sb.seed.app.id}/keys`, auth, { mode: 'live' }), 201))
+        .key,
     );
-  }
-  const users = seed.users.map((u) => u.id);
-  const started = performance.now();
-  // Setup runs with more clients in flight: group commit then shares each fsync among more writes.
-  await pool(
-    size.apps - 1,
-    (i) => must(send(port, 'POST', '/api/v1/apps', auth, { name: `Bench app ${i}` }), 201),
-    128,
-  );
-  await pool(
-    size.users - users.length,
-    async () => {
-      const user = await must(
-        send(port, 'POST', '/api/v1/simulator/users', auth, {
-          app_id: seed.app.id,
-          plan: 'free',
-          status: 'active',
-        }),
-        201,
-      );
-      users.push(user.id);
-    },
-    128,
-  );
-  await pool(
-    size.deliveries,
-    () =>
-      must(
-        send(port, 'POST', '/api/v1/simulator/events', auth, { app_id: seed.app.id, event: 'user.revoked' }),
-        201,
-      ),
-    128,
-  );
-  console.log(
-    `${name}: ${size.apps} apps, ${size.users} users, ${size.deliveries} deliveries in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-  );
-  return { name, sb, dataDir, port, seed, keys, users, auth };
+  return { name, sb, auth, keys, users: sb.seed.users.map((u) => u.id), k: 0 };
 }
 
-/** Writes per second: PATCH /simulator/users/{id} (a status change), each answered once on disk. */
-async function measureWrites(target) {
-  let bad = 0;
+async function measure(t, endpoint) {
+  const count = endpoint === 'writes' ? WRITES : READS;
   const started = performance.now();
-  await pool(WRITES, async (i) => {
-    const user = target.users[(i * 7919) % target.users.length];
-    const res = await send(target.port, 'PATCH', `/api/v1/simulator/users/${user}`, target.auth, {
-      app_id: target.seed.app.id,
-      status: i % 2 ? 'active' : 'trialing',
-    });
-    if (res.status !== 200) bad++;
+  await pool(count, async (i) => {
+    const user = t.users[i % t.users.length];
+    const res =
+      endpoint === 'writes'
+        ? await send(t.sb.port, 'PATCH', `/api/v1/simulator/users/${user}`, t.auth, {
+            app_id: t.sb.seed.app.id,
+            status: i % 2 ? 'active' : 'trialing',
+          })
+        : await send(
+            t.sb.port,
+            'GET',
+            endpoint === 'whoami' ? '/api/v1/whoami' : `/api/v1/entitlements?user_id=${user}`,
+            { 'x-api-key': t.keys[t.k++ % KEYS] },
+          );
+    if (res.status !== 200) throw new Error(`${t.name} ${endpoint}: ${res.status} ${res.text}`);
   });
-  const seconds = (performance.now() - started) / 1000;
-  if (bad > 0) throw new Error(`${bad} of ${WRITES} writes on ${target.name} were not 200`);
-  return WRITES / seconds;
-}
-
-async function measure(target, endpoint) {
-  if (endpoint === 'writes') return measureWrites(target);
-  let bad = 0;
-  let k = 0;
-  const started = performance.now();
-  await pool(REQUESTS, async (i) => {
-    const key = target.keys[k++ % target.keys.length];
-    const path =
-      endpoint === 'whoami'
-        ? '/api/v1/whoami'
-        : `/api/v1/entitlements?user_id=${target.users[(i * 7919) % target.users.length]}`;
-    const res = await send(target.port, 'GET', path, { 'x-api-key': key });
-    if (res.status !== 200) bad++;
-  });
-  const seconds = (performance.now() - started) / 1000;
-  if (bad > 0) throw new Error(`${bad} of ${REQUESTS} ${endpoint} requests on ${target.name} were not 200`);
-  return REQUESTS / seconds;
-}
-
-async function deliveryCost(target) {
-  let onArrival = () => {};
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      onArrival(performance.now());
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${receiver.address().port}/hook`;
-  const key = target.auth;
-  await must(
-    send(target.port, 'PATCH', `/api/v1/apps/${target.seed.app.id}`, key, { webhook_url: url }),
-    200,
-  );
-  const samples = [];
-  for (let i = 0; i < DELIVERY_SAMPLES; i++) {
-    const started = performance.now();
-    // One delivery at a time, so the next arrival is this delivery.
-    const arrived = new Promise((resolve) => (onArrival = resolve));
-    await must(
-      send(target.port, 'POST', '/api/v1/simulator/events', key, {
-        app_id: target.seed.app.id,
-        event: 'user.revoked',
-      }),
-      201,
-    );
-    const at = await Promise.race([arrived, new Promise((r) => setTimeout(() => r(undefined), 5_000))]);
-    if (at === undefined) throw new Error('a delivery did not arrive');
-    samples.push(at - started);
-  }
-  receiver.closeAllConnections();
-  receiver.close();
-  samples.sort((a, b) => a - b);
-  return {
-    median: samples[Math.floor(samples.length / 2)],
-    p95: samples[Math.floor(samples.length * 0.95)],
-    n: samples.length,
-  };
+  return count / ((performance.now() - started) / 1000);
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-const benchStarted = performance.now();
+// Throughput, interleaved.
+const targets = [await prepare('today'), await prepare('sqlite')];
+const rps = {};
 const ENDPOINTS = ['whoami', 'entitlements', 'writes'];
-const small = await prepare('small', SMALL);
-const large = await prepare('large', LARGE);
-const results = { small: {}, large: {} };
-for (const target of [small, large]) for (const e of ENDPOINTS) results[target.name][e] = [];
-for (let i = 0; i < 2; i++) {
-  for (const target of [small, large]) for (const e of ENDPOINTS) await measure(target, e); // warm-up
-}
-for (let round = 1; round <= ROUNDS; round++) {
-  const line = [];
-  for (const target of round % 2 ? [small, large] : [large, small]) {
-    for (const endpoint of ENDPOINTS) {
-      const rps = await measure(target, endpoint);
-      results[target.name][endpoint].push(rps);
-      line.push(`${target.name} ${endpoint} ${rps.toFixed(0)}/s`);
-    }
+for (const t of targets) for (const e of ENDPOINTS) await measure(t, e); // warm-up
+for (let round = 0; round < ROUNDS; round++) {
+  for (const t of round % 2 ? [...targets].reverse() : targets) {
+    for (const e of ENDPOINTS) (rps[`${t.name} ${e}`] ??= []).push(await measure(t, e));
   }
-  console.log(`round ${round}: ${line.join(', ')}`);
 }
+for (const t of targets) await t.sb.close();
 console.log(
-  `\n${REQUESTS} reads / ${WRITES} writes per measurement, ${CONCURRENCY} keep-alive clients, ${KEYS} live keys in rotation; median of ${ROUNDS} rounds`,
+  `requests per second, median of ${ROUNDS} interleaved rounds (${CONCURRENCY} clients; ${READS} reads / ${WRITES} writes each):`,
 );
-for (const endpoint of ENDPOINTS) {
-  const s = median(results.small[endpoint]);
-  const l = median(results.large[endpoint]);
+for (const e of ENDPOINTS) {
+  const a = median(rps[`today ${e}`]);
+  const b = median(rps[`sqlite ${e}`]);
   console.log(
-    `${endpoint.padEnd(13)} small ${s.toFixed(0).padStart(6)} req/s   large ${l.toFixed(0).padStart(6)} req/s   large/small ${(l / s).toFixed(2)}`,
+    `  ${e.padEnd(13)} today ${a.toFixed(0).padStart(6)}   sqlite+hono ${b.toFixed(0).padStart(6)}   ratio ${(b / a).toFixed(2)}`,
   );
 }
-for (const target of [small, large]) {
-  const cost = await deliveryCost(target);
+
+// Start-up on 1k and 100k records in today's log format.
+console.log(`start-up (startSandbox to listening, then close), median of ${STARTS}:`);
+for (const size of SIZES) {
+  const folder = mkdtempSync(join(work, `records-${size}-`));
+  const seeded = await today.startSandbox({ dataDir: folder, port: 0 });
+  const appId = seeded.seed.app.id;
+  await seeded.close();
+  const lines = [];
+  const at = new Date().toISOString();
+  for (let i = 0; i < size; i++) {
+    const id = `usr_bench${i.toString(16).padStart(8, '0')}`;
+    lines.push(
+      JSON.stringify({
+        op: 'user',
+        v: { id, email: `${id}@sandbox.test`, name: 'Bench User', app_id: appId, created_at: at },
+      }),
+    );
+    lines.push(
+      JSON.stringify({
+        op: 'sub',
+        v: {
+          user_id: id,
+          app_id: appId,
+          plan: 'free',
+          status: 'active',
+          expires_at: null,
+          cancelled_at: null,
+          api_calls: 0,
+          created_at: at,
+        },
+      }),
+    );
+  }
+  appendFileSync(join(folder, 'log-0.jsonl'), lines.join('\n') + '\n');
+  const copies = { today: folder, sqlite: mkdtempSync(join(work, `records-${size}-sqlite-`)) };
+  cpSync(folder, copies.sqlite, { recursive: true });
+  const importStarted = performance.now();
+  await (await current.startSandbox({ dataDir: copies.sqlite, port: 0 })).close();
+  const importMs = performance.now() - importStarted;
+  const ms = { today: [], sqlite: [] };
+  for (let i = 0; i < STARTS; i++) {
+    for (const name of i % 2 ? ['sqlite', 'today'] : ['today', 'sqlite']) {
+      const started = performance.now();
+      const sb = await CODES[name]({ dataDir: copies[name], port: 0 });
+      ms[name].push(performance.now() - started);
+      await sb.close();
+    }
+  }
+  const bytes = readFileSync(join(copies.today, 'log-0.jsonl')).length;
   console.log(
-    `delivery (${target.name}): POST /simulator/events -> receipt at a local server: median ${cost.median.toFixed(2)} ms, p95 ${cost.p95.toFixed(2)} ms (${cost.n} samples)`,
+    `  ${String(size).padStart(7)} records (log ${(bytes / 1e6).toFixed(1)} MB): today ${median(ms.today).toFixed(1)} ms   sqlite ${median(ms.sqlite).toFixed(1)} ms   (one-time import ${importMs.toFixed(0)} ms)`,
   );
 }
 agent.destroy();
-for (const target of [small, large]) {
-  await target.sb.close();
-  await rm(target.dataDir, { recursive: true, force: true });
-}
-console.log(`total ${((performance.now() - benchStarted) / 1000).toFixed(1)} s`);
+rmSync(work, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LOOPBACK_HOSTS } from '../wire.js';
 import { isLocalHost } from '../wire/local-host.js';
+import { LOOPBACK_HOSTS } from '../wire.js';
 
 export { isLocalHost };
 

@@ -3,8 +3,8 @@ import type { RateLimiter } from './http/rate-limit.js';
 import type { AuthorizationRequest } from './routes/oauth/request.js';
 import type { AppRecord, KeyRecord, Scope, UserRecord } from './storage/records.js';
 import type { Ledger } from './storage/ledger.js';
-import type { Deliveries } from './webhooks/deliveries.js';
-import type { Relay } from './webhooks/relay.js';
+import type { Deliveries } from './webhooks/dispatcher.js';
+import type { Relay } from './webhooks/fanout.js';
 
 /** What every handler may use: the state, deliveries, the relay, the clock and the public address. */
 export interface SandboxCore {

@@ -3,10 +3,7 @@ import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'no
 /** Signatures are `sha256=` and 64 lowercase (or uppercase) hex digits. */
 export const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
 
-/** The `X-Marketplace-Signature` value for a raw body: HMAC-SHA256 keyed by the UTF-8 bytes of the secret. */
-export function signBody(secret: string, body: string | Buffer): string {
-  return `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex')}`;
-}
+export { signBody } from '../wire/signing.js';
 
 /**
  * The HMAC of a well-formed signature header as lowercase hex: every copy of one signed body carries

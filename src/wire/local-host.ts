@@ -1,3 +1,5 @@
+import { LOOPBACK_HOSTS } from '../wire.js';
+
 /**
  * DNS-rebinding guard for mkt's local servers (the sandbox, `mkt login`'s loopback listener and
  * `webhooks listen`'s receiver): they listen on 127.0.0.1, yet a web page can reach them under a
@@ -7,5 +9,5 @@
 export function isLocalHost(host: string | undefined, port: number): boolean {
   if (host === undefined) return false;
   const h = host.toLowerCase();
-  return h === `127.0.0.1:${port}` || h === `localhost:${port}` || h === `[::1]:${port}`;
+  return LOOPBACK_HOSTS.some((name) => h === `${name}:${port}`);
 }

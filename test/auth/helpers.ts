@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 
 /** The programs that play the person in the browser. */
 export const PERSON = fileURLToPath(new URL('../fixtures/auth/person.js', import.meta.url));

@@ -259,10 +259,12 @@ describe('scopes', () => {
       env: { ...env, MKT_API_KEY: ctx.sandbox.seed.test_key },
     });
     expect(other.code).toBe(4);
-    expect(other.stderr).toContain(`${second.id} is not the app of this API key`);
-    expect(other.stderr).toContain(`belongs to another app (${ctx.sandbox.seed.app.id})`);
-    expect(other.stderr).toContain('Try: mkt apps list');
-    expect(other.stderr).toContain('Try: mkt apps use APP_ID');
+    // One sentence (the server's), and a hint a key can use: its own app.
+    expect(other.stderr).toContain(
+      `belongs to another app (${ctx.sandbox.seed.app.id}), not to ${second.id}.`,
+    );
+    expect(other.stderr).not.toContain('is not the app of this API key');
+    expect(other.stderr).toContain('Try: mkt apps get   (the app of this API key)');
     expect(other.stderr).not.toContain('--scope');
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { SandboxSeed } from '../../src/sandbox/index.js';
+import type { SandboxSeed } from '../../src/sandbox/start-sandbox.js';
 import { runMkt, tempDir } from '../support/cli.js';
 import { killAllSandboxProcesses, startSandboxProcess } from '../support/sandbox.js';
 

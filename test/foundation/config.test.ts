@@ -29,9 +29,14 @@ describe('mkt config', () => {
     const staging = await mkt(['config', 'get', 'app'], { MKT_PROFILE: 'staging' });
     expect(staging.stdout).toBe('app_other\n');
     expect((await mkt(['config', 'unset', 'site-url'])).code).toBe(0);
-    const missing = await mkt(['config', 'get', 'site-url']);
+    // The site URL always has a value: unset, it is the default, as `config list` shows.
+    const byDefault = await mkt(['config', 'get', 'site-url']);
+    expect(byDefault.code).toBe(0);
+    expect(byDefault.stdout).toBe('http://127.0.0.1:7878\n');
+    expect(byDefault.stderr).toContain('(from the default, the local sandbox)');
+    const missing = await mkt(['config', 'get', 'client-id']);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('mkt config set site-url');
+    expect(missing.stderr).toContain('mkt config set client-id');
   });
 
   it('tells where the site URL comes from: flag > environment > profile > default', async () => {

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { developerToken as sandboxDeveloperToken, startTestSandbox } from '../support/sandbox.js';
 import { call, fakeClock, type Answer } from './helpers.js';
 

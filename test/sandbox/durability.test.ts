@@ -1,7 +1,7 @@
 import { appendFile, cp, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { tempDir } from '../support/cli.js';
 import {
   developerToken,

@@ -1,4 +1,4 @@
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 
 /** A response read in full: status, headers and the body parsed as JSON when it is JSON. */
 export interface Answer {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { tempDir } from '../support/cli.js';
 import { developerToken, killAllSandboxProcesses, startSandboxProcess } from '../support/sandbox.js';
 import { call } from './helpers.js';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmod, cp, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { runMkt, tempDir } from '../support/cli.js';
 import {
   developerToken,
@@ -11,7 +11,7 @@ import {
   startTestSandbox,
   type SandboxProcess,
 } from '../support/sandbox.js';
-import { call, openStream } from './helpers.js';
+import { call, fakeClock, openStream, submitConsent } from './helpers.js';
 
 // Faults injected for real on the SQLite storage (docs/DECISIONS.md, durability): a second start on
 // one folder, kill -9 in a burst of writes, a full tmpfs, a folder in the earlier log format.
@@ -171,7 +171,17 @@ describe('a data folder of the earlier log format', () => {
     const files = await readdir(dataDir);
     expect(files).toContain('log-0.jsonl.imported');
     expect(files).not.toContain('log-0.jsonl');
-    const me = await call(sb, 'GET', '/api/v1/whoami', { token: expected.tokens.access_token });
+    // The imported refresh token still works (the access token has long expired).
+    const { client_id, client_secret } = expected.seed.app;
+    const renewed = await call(sb, 'POST', '/api/oauth/token', {
+      body: {
+        grant_type: 'refresh_token',
+        refresh_token: expected.tokens.refresh_token,
+        client_id,
+        client_secret,
+      },
+    });
+    const me = await call(sb, 'GET', '/api/v1/whoami', { token: renewed.json.access_token });
     expect(me.json.email).toBe('imported@sandbox.test');
     const ent = await call(sb, 'GET', `/api/v1/entitlements?user_id=${expected.user.id}`, {
       key: expected.seed.test_key,
@@ -213,5 +223,74 @@ describe('the data folder', () => {
     sb = await startTestSandbox({ dataDir, notice: (line) => lines.push(line) });
     expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
     expect(lines.join('\n')).toMatch(/writable by others.*0700/);
+  });
+});
+
+describe('the refresh reuse interval', () => {
+  async function grant(sandbox: Sandbox) {
+    const { app, users } = sandbox.seed;
+    const redirect = 'http://127.0.0.1:9/callback';
+    const consent = await submitConsent(sandbox, {
+      client_id: app.client_id,
+      redirect_uri: redirect,
+      user_id: users[0]!.id,
+    });
+    const client = { client_id: app.client_id, client_secret: app.client_secret };
+    const first = await call(sandbox, 'POST', '/api/oauth/token', {
+      body: {
+        grant_type: 'authorization_code',
+        code: consent.location!.searchParams.get('code'),
+        redirect_uri: redirect,
+        ...client,
+      },
+    });
+    // Asks whichever sandbox runs now (a test restarts it).
+    const refresh = (token: string) =>
+      call(sb!, 'POST', '/api/oauth/token', {
+        body: { grant_type: 'refresh_token', refresh_token: token, ...client },
+      });
+    return { first, refresh };
+  }
+
+  it('answers the same new pair to a retry within 60 s, also after a restart', async () => {
+    const clock = fakeClock();
+    sb = await startTestSandbox({ dataDir, now: clock.now });
+    const { first, refresh } = await grant(sb);
+    const second = await refresh(first.json.refresh_token);
+    expect(second.status).toBe(200);
+    await sb.close();
+    sb = await startTestSandbox({ dataDir, now: clock.now });
+    clock.advance(59_000);
+    const retry = await refresh(first.json.refresh_token);
+    expect(retry.status).toBe(200);
+    expect(retry.json).toEqual(second.json);
+    expect((await call(sb, 'GET', '/api/v1/whoami', { token: second.json.access_token })).status).toBe(200);
+  });
+
+  it('ends the grant when a spent token comes back after 60 s', async () => {
+    const clock = fakeClock();
+    sb = await startTestSandbox({ dataDir, now: clock.now });
+    const { first, refresh } = await grant(sb);
+    const second = await refresh(first.json.refresh_token);
+    clock.advance(61_000);
+    const late = await refresh(first.json.refresh_token);
+    expect(late.json.error).toBe('invalid_grant');
+    expect((await call(sb, 'GET', '/api/v1/whoami', { token: second.json.access_token })).status).toBe(401);
+    expect((await refresh(second.json.refresh_token)).json.error).toBe('invalid_grant');
+  });
+});
+
+describe('the consent page', () => {
+  it('never grants apps:write to a test user', async () => {
+    sb = await startTestSandbox({ dataDir });
+    const answer = await submitConsent(sb, {
+      client_id: sb.seed.app.client_id,
+      redirect_uri: 'http://127.0.0.1:9/callback',
+      scope: 'apps:write',
+      user_id: sb.seed.users[0]!.id,
+    });
+    expect(answer.status).toBe(403);
+    expect(answer.location).toBeNull();
+    expect(answer.text).toContain('cannot be granted');
   });
 });

@@ -1,6 +1,6 @@
 import { verify } from '@octokit/webhooks-methods';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import { call, openStream } from './helpers.js';
 import { answerWith, startServer, type TestServer } from '../support/server.js';

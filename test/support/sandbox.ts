@@ -7,7 +7,7 @@ import {
   type Sandbox,
   type SandboxOptions,
   type SandboxSeed,
-} from '../../src/sandbox/index.js';
+} from '../../src/sandbox/start-sandbox.js';
 import { runMkt, startMkt, tempDir, type MktResult, type RunningMkt } from './cli.js';
 
 /**

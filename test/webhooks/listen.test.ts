@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMkt } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import { startServer } from '../support/server.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { post, sign, spawnListen, trigger, type ListenProcess, useListenFixture } from './helpers.js';
 
 let sandbox: Sandbox;

@@ -2,14 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import { invalidRequest, SandboxApiError } from './problem.js';
 
 /** Largest request body the sandbox accepts (1 MiB). */
-export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_REQUEST_BYTES = 1024 * 1024;
 /** Past this many bytes the connection is dropped instead of draining the upload. */
-const DRAIN_LIMIT_BYTES = 16 * MAX_BODY_BYTES;
+const DRAIN_LIMIT_BYTES = 16 * MAX_REQUEST_BYTES;
 
 const tooLarge = () =>
   new SandboxApiError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
 
-/** Reads the whole body, failing with 413 past {@link MAX_BODY_BYTES}. */
+/** Reads the whole body, failing with 413 past {@link MAX_REQUEST_BYTES}. */
 export async function readRawBody(req: IncomingMessage): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? '0');
   if (Number.isFinite(declared) && declared > DRAIN_LIMIT_BYTES) {
@@ -24,9 +24,9 @@ export async function readRawBody(req: IncomingMessage): Promise<Buffer> {
       req.socket.destroy();
       break;
     }
-    if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
   }
-  if (size > MAX_BODY_BYTES) throw tooLarge();
+  if (size > MAX_REQUEST_BYTES) throw tooLarge();
   return Buffer.concat(chunks);
 }
 

@@ -59,8 +59,9 @@ export const rateLimit = createMiddleware<SandboxEnv>(async (c, next) => {
  * a 2xx means committed; a commit that fails (a full disk) turns the answer into 507.
  */
 export const committed = createMiddleware<SandboxEnv>(async (c, next) => {
+  const from = c.var.core.ledger.mark();
   await next();
-  await c.var.core.ledger.sync();
+  if (c.req.method !== 'GET') await c.var.core.ledger.settled(from);
 });
 
 /** A browser sends `Origin` with every POST; only this sandbox's own pages may submit a form (CSRF). */

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
@@ -17,21 +16,22 @@ import type {
   TokenRecord,
   UserRecord,
 } from './records.js';
+import { applyChange } from './apply-change.js';
 import * as rows from './rows.js';
 import type { Row } from './rows.js';
 
-/** Deliveries kept per app for relay resume (docs/PROTOCOL.md, Relay stream). */
-export const KEPT_DELIVERIES = 10_000;
+import { KEPT_DELIVERIES } from './apply-change.js';
 
 /** One transaction shared by the requests that wrote in the same turn of the event loop. */
 interface Group {
+  id: number;
   done: Promise<void>;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
-function newGroup(): Group {
-  const group = {} as Group;
+function newGroup(id: number): Group {
+  const group = { id } as Group;
   group.done = new Promise<void>((resolve, reject) => Object.assign(group, { resolve, reject }));
   group.done.catch(() => {}); // a group nobody waits for (background work) fails quietly here
   return group;
@@ -55,7 +55,10 @@ export class Ledger {
   private unsynced: Group[] = [];
   private syncing = false;
   private walFd: number | undefined;
-  private readonly requests = new AsyncLocalStorage<{ groups: Set<Group> }>();
+  private lastGroupId = 0;
+  /** Groups not yet on disk, and the latest that failed. */
+  private readonly unsettled = new Set<Group>();
+  private readonly failed: Group[] = [];
   /** Each app's newest sequence number at open: everything on disk then counts as offered. */
   private readonly seqsAtOpen = new Map<string, number>();
 
@@ -68,15 +71,6 @@ export class Ledger {
       this.seqsAtOpen.set(r.app_id as string, Number(r.last_seq));
   }
 
-  private sql(text: string): StatementSync {
-    let s = this.statements.get(text);
-    if (s === undefined) {
-      s = this.db.prepare(text);
-      this.statements.set(text, s);
-    }
-    return s;
-  }
-
   private one(text: string, ...params: SQLInputValue[]): Row | undefined {
     return this.sql(text).get(...params) as Row | undefined;
   }
@@ -85,12 +79,17 @@ export class Ledger {
     return (this.sql(text).all(...params) as Row[]).map((r) => r.id as string);
   }
 
+  /** The first group a request that starts now can write to: pass it to {@link settled} when it ends. */
+  mark(): number {
+    return this.group?.id ?? this.lastGroupId + 1;
+  }
+
   /**
-   * Runs one request's work: every change it makes joins the open group, and {@link sync} waits for
-   * exactly the groups it wrote to.
+   * Resolves once every group from `from` on (a request's {@link mark}) that exists now is committed
+   * and on disk; rejects if one of them was rolled back (a full disk), so no 2xx ever covers it.
    */
-  runRequest<T>(work: () => T): T {
-    return this.requests.run({ groups: new Set() }, work);
+  async settled(from: number): Promise<void> {
+    await Promise.all([...this.unsettled, ...this.failed].filter((g) => g.id >= from).map((g) => g.done));
   }
 
   /** Applies a change inside the open group's transaction (opening one if needed). */
@@ -98,10 +97,11 @@ export class Ledger {
     let group = this.group;
     if (group === undefined) {
       this.db.exec('BEGIN IMMEDIATE');
-      group = this.group = newGroup();
-      setImmediate(() => this.flush(group!));
+      group = this.group = newGroup(++this.lastGroupId);
+      this.unsettled.add(group);
+      const opened = group;
+      setImmediate(() => this.flush(opened));
     }
-    this.requests.getStore()?.groups.add(group);
     try {
       this.write(change);
     } catch (error) {
@@ -139,9 +139,12 @@ export class Ledger {
         await new Promise<void>((resolve, reject) =>
           fdatasync(this.walFd!, (e) => (e ? reject(e) : resolve())),
         );
-        for (const g of groups) g.resolve();
+        for (const g of groups) {
+          this.unsettled.delete(g);
+          g.resolve();
+        }
       } catch (error) {
-        for (const g of groups) g.reject(error);
+        for (const g of groups) this.failGroup(g, error);
         this.onCommitError(error);
       }
     }
@@ -156,17 +159,21 @@ export class Ledger {
     } catch {
       // SQLite may have rolled back by itself (a full disk).
     }
+    this.cache.clear();
+    this.failGroup(group, error);
+  }
+
+  /** A failed group is remembered a while, so that a request still running learns of it. */
+  private failGroup(group: Group, error: unknown): void {
+    this.unsettled.delete(group);
+    this.failed.push(group);
+    if (this.failed.length > 100) this.failed.shift();
     group.reject(error);
   }
 
-  /**
-   * Resolves once the changes of the calling request (or, outside a request, every change so far)
-   * are committed; rejects when they were rolled back (a full disk), so no 2xx ever covers them.
-   */
-  async sync(): Promise<void> {
-    const mine = this.requests.getStore()?.groups;
-    const groups = mine ? [...mine] : this.group ? [this.group] : [];
-    await Promise.all(groups.map((g) => g.done));
+  /** Resolves once every change so far is committed and on disk; rejects if its group failed. */
+  sync(): Promise<void> {
+    return this.settled(this.group?.id ?? this.lastGroupId);
   }
 
   /** Applies an earlier version's changes in one transaction (a first start on an old folder). */
@@ -194,94 +201,43 @@ export class Ledger {
     }
   }
 
-  private write(c: Change): void {
-    switch (c.op) {
-      case 'seed':
-        this.sql(`INSERT OR REPLACE INTO meta (key, value) VALUES ('seed', ?)`).run(JSON.stringify(c.v));
-        return;
-      case 'user':
-        return this.upsert('users', rows.users.columns, ['id'], rows.users.toRow(c.v));
-      case 'app':
-        return this.upsert('apps', rows.apps.columns, ['id'], rows.apps.toRow(c.v));
-      case 'app-':
-        return this.removeApp(c.id);
-      case 'plan':
-        return this.upsert('plans', rows.plans.columns, ['app_id', 'id'], rows.plans.toRow(c.v));
-      case 'plan-':
-        this.sql('DELETE FROM plans WHERE app_id = ? AND id = ?').run(c.app_id, c.id);
-        return;
-      case 'key':
-        return this.upsert('api_keys', rows.apiKeys.columns, ['id'], rows.apiKeys.toRow(c.v));
-      case 'key-':
-        this.sql('DELETE FROM api_keys WHERE id = ?').run(c.id);
-        return;
-      case 'sub':
-        return this.upsert(
-          'subscriptions',
-          rows.subscriptions.columns,
-          ['app_id', 'user_id'],
-          rows.subscriptions.toRow(c.v),
-        );
-      case 'token':
-        return this.upsert('tokens', rows.tokens.columns, ['token'], rows.tokens.toRow(c.v));
-      case 'token-':
-        this.sql('DELETE FROM tokens WHERE token = ?').run(c.token);
-        return;
-      case 'delivery':
-        return this.putDelivery(c.v);
-      case 'pending':
-        return this.upsert(
-          'pending_deliveries',
-          rows.pendingDeliveries.columns,
-          ['delivery_id'],
-          rows.pendingDeliveries.toRow(c.v),
-        );
-      case 'pending-':
-        this.sql('DELETE FROM pending_deliveries WHERE delivery_id = ?').run(c.id);
-        return;
-      case 'attempt':
-        this.sql(
-          'INSERT OR REPLACE INTO delivery_attempts (delivery_id, attempt, at, url, response_status, error, latency_ms, response_excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        ).run(
-          c.v.delivery_id,
-          c.v.attempt,
-          c.v.at,
-          c.v.url,
-          c.v.response_status,
-          c.v.error,
-          c.v.latency_ms ?? null,
-          c.v.response_excerpt ?? null,
-        );
-        return;
+  private write(change: Change): void {
+    applyChange(this, change);
+    // The read cache holds only what is unchanged: it is dropped when a user, an app or a key changes.
+    if (['user', 'app', 'app-', 'key', 'key-'].includes(change.op)) this.cache.clear();
+  }
+
+  /**
+   * A read-through cache of the records every authenticated request looks up (its key or token's
+   * user and app); filled lazily, so start-up stays independent of the data size.
+   */
+  private readonly cache = new Map<string, UserRecord | AppRecord | KeyRecord | undefined>();
+
+  private cached<T extends UserRecord | AppRecord | KeyRecord>(
+    key: string,
+    load: () => T | undefined,
+  ): T | undefined {
+    if (this.cache.has(key)) return this.cache.get(key) as T | undefined;
+    const value = load();
+    if (this.cache.size >= 10_000) this.cache.clear();
+    this.cache.set(key, value);
+    return value;
+  }
+
+  /** A prepared statement (kept: each text is prepared once). */
+  sql(text: string): StatementSync {
+    let s = this.statements.get(text);
+    if (s === undefined) {
+      s = this.db.prepare(text);
+      this.statements.set(text, s);
     }
+    return s;
   }
 
-  private upsert(table: string, columns: string[], key: string[], values: SQLInputValue[]): void {
-    this.sql(rows.upsertSql(table, columns, key)).run(...values);
-  }
-
-  private removeApp(id: string): void {
-    const app = this.app(id);
-    if (!app) return;
-    for (const table of ['plans', 'api_keys', 'tokens', 'deliveries', 'delivery_seqs', 'pending_deliveries'])
-      this.sql(`DELETE FROM ${table} WHERE app_id = ?`).run(id);
-    this.sql('DELETE FROM subscriptions WHERE app_id = ?').run(id);
-    this.sql('DELETE FROM users WHERE app_id = ?').run(id);
-    this.sql('DELETE FROM apps WHERE id = ?').run(id);
+  /** Forgets what memory holds of a deleted app. */
+  forgetApp(id: string): void {
     this.histories.delete(id);
     this.seqsAtOpen.delete(id);
-  }
-
-  /** Keeps `d` unless it is not newer than the app's newest (importing a change twice is harmless). */
-  private putDelivery(d: DeliveryRecord): void {
-    if (d.seq <= this.lastSeq(d.app_id)) return;
-    this.sql(
-      `INSERT INTO deliveries (${rows.deliveries.columns.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(...rows.deliveries.toRow(d));
-    this.sql(
-      'INSERT INTO delivery_seqs (app_id, last_seq) VALUES (?, ?) ON CONFLICT (app_id) DO UPDATE SET last_seq = excluded.last_seq',
-    ).run(d.app_id, d.seq);
-    this.sql('DELETE FROM deliveries WHERE app_id = ? AND seq <= ?').run(d.app_id, d.seq - KEPT_DELIVERIES);
   }
 
   /** What the first start seeded (empty ids before that). */
@@ -291,8 +247,10 @@ export class Ledger {
   }
 
   user(id: string): UserRecord | undefined {
-    const r = this.one(`SELECT * FROM users WHERE id = ?`, id);
-    return r && rows.users.fromRow(r);
+    return this.cached(`u ${id}`, () => {
+      const r = this.one(`SELECT * FROM users WHERE id = ?`, id);
+      return r && rows.users.fromRow(r);
+    });
   }
 
   /** The test users of an app, oldest first. */
@@ -301,8 +259,10 @@ export class Ledger {
   }
 
   app(id: string): AppRecord | undefined {
-    const r = this.one('SELECT * FROM apps WHERE id = ?', id);
-    return r && rows.apps.fromRow(r);
+    return this.cached(`a ${id}`, () => {
+      const r = this.one('SELECT * FROM apps WHERE id = ?', id);
+      return r && rows.apps.fromRow(r);
+    });
   }
 
   appByClientId(clientId: string): AppRecord | undefined {
@@ -331,8 +291,10 @@ export class Ledger {
   }
 
   keyBySecret(secret: string): KeyRecord | undefined {
-    const r = this.one('SELECT * FROM api_keys WHERE secret = ?', secret);
-    return r && rows.apiKeys.fromRow(r);
+    return this.cached(`k ${secret}`, () => {
+      const r = this.one('SELECT * FROM api_keys WHERE secret = ?', secret);
+      return r && rows.apiKeys.fromRow(r);
+    });
   }
 
   /** The keys of an app, oldest first. */
@@ -374,7 +336,7 @@ export class Ledger {
     const r = this.one(
       'SELECT * FROM deliveries WHERE app_id = ? AND seq > ? ORDER BY seq LIMIT 1',
       appId,
-      seq,
+      Math.max(seq, this.lastSeq(appId) - KEPT_DELIVERIES),
     );
     return r && rows.deliveries.fromRow(r);
   }

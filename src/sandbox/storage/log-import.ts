@@ -37,12 +37,13 @@ export function readEarlierChanges(dir: string): Change[] {
     };
     if (snap.version !== 2)
       throw new Error(`Unsupported sandbox snapshot version in ${dir}; start with reset.`);
-    changes.push(...snap.changes);
+    for (const change of snap.changes) changes.push(change);
     fromGen = snap.gen;
   }
   for (const name of names) {
     const gen = LOG_NAME.exec(name)?.[1];
-    if (gen !== undefined && Number(gen) >= fromGen) changes.push(...readLog(join(dir, name)));
+    if (gen !== undefined && Number(gen) >= fromGen)
+      for (const change of readLog(join(dir, name))) changes.push(change);
   }
   return changes;
 }

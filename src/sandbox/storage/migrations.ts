@@ -81,5 +81,12 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    name: 'refresh reuse interval: when a refresh token was spent, and the pair it was spent for',
+    sql: `
+      ALTER TABLE tokens ADD COLUMN spent_at INTEGER;
+      ALTER TABLE tokens ADD COLUMN successor TEXT;
+    `,
+  },
   ATTEMPT_DETAILS_MIGRATION,
 ];

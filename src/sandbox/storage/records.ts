@@ -77,6 +77,9 @@ export interface TokenRecord {
   scopes: Scope[];
   expires_at: number | null;
   family: string;
+  /** A spent refresh token: when it was spent (ms), and the token response it was spent for. */
+  spent_at?: number | null;
+  successor?: string | null;
 }
 
 /** One signed delivery: the exact bytes and headers sent to the webhook URL and to relay listeners. */

@@ -150,7 +150,7 @@ export const subscriptions = {
 };
 
 export const tokens = {
-  columns: ['token', 'kind', 'app_id', 'user_id', 'scopes', 'expires_at', 'family'],
+  columns: ['token', 'kind', 'app_id', 'user_id', 'scopes', 'expires_at', 'family', 'spent_at', 'successor'],
   toRow: (t: TokenRecord): SQLInputValue[] => [
     t.token,
     t.kind,
@@ -159,6 +159,8 @@ export const tokens = {
     JSON.stringify(t.scopes),
     t.expires_at,
     t.family,
+    t.spent_at ?? null,
+    t.successor ?? null,
   ],
   fromRow: (r: Row): TokenRecord => ({
     token: text(r.token),
@@ -168,6 +170,8 @@ export const tokens = {
     scopes: JSON.parse(text(r.scopes)) as TokenRecord['scopes'],
     expires_at: numOrNull(r.expires_at),
     family: text(r.family),
+    spent_at: numOrNull(r.spent_at),
+    successor: textOrNull(r.successor),
   }),
 };
 

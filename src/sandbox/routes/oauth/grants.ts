@@ -3,7 +3,7 @@ import type { SandboxCore } from '../../core.js';
 import { oauthError } from '../../http/problem.js';
 import { secretsEqual } from '../../ids.js';
 import { issueTokens, revokeFamily, type TokenResponse } from '../../model.js';
-import type { AppRecord, Scope } from '../../storage/records.js';
+import type { AppRecord, Scope, TokenRecord } from '../../storage/records.js';
 import { PKCE_PATTERN } from './request.js';
 import { need } from './token-request.js';
 
@@ -44,13 +44,35 @@ export function exchangeCode(core: SandboxCore, app: AppRecord, fields: Map<stri
 }
 
 /**
- * `grant_type=refresh_token`: the token rotates; the used one is kept as spent (on disk), so that its
- * reuse — a sign of theft — ends the whole grant, also after a restart.
+ * How long a spent refresh token is still accepted, answering the same new pair again: a client
+ * whose answer was lost (a dropped connection, a crash before it stored the pair) retries safely
+ * (docs/DECISIONS.md, refresh reuse interval).
+ */
+export const REFRESH_REUSE_INTERVAL_MS = 60_000;
+
+/** The pair a spent refresh token was spent for, while the reuse interval lasts and that pair is unused. */
+function sameAnswerAgain(core: SandboxCore, spent: TokenRecord): TokenResponse | undefined {
+  if (spent.spent_at == null || spent.successor == null) return undefined;
+  if (core.now() - spent.spent_at > REFRESH_REUSE_INTERVAL_MS) return undefined;
+  const pair = JSON.parse(spent.successor) as TokenResponse;
+  return core.ledger.token(pair.refresh_token)?.kind === 'refresh' ? pair : undefined;
+}
+
+/**
+ * `grant_type=refresh_token`: the token rotates; the used one is kept as spent (on disk). Within
+ * {@link REFRESH_REUSE_INTERVAL_MS} it answers the same new pair again (idempotent); a reuse after
+ * that — a sign of theft — ends the whole grant, also after a restart.
  */
 export function refresh(core: SandboxCore, app: AppRecord, fields: Map<string, string>): TokenResponse {
   const token = need(fields, 'refresh_token');
   const record = core.ledger.token(token);
   if (record?.kind === 'spent' && record.app_id === app.id) {
+    const again = sameAnswerAgain(core, record);
+    if (again) {
+      // Accepted once more only: the next reuse ends the grant.
+      core.ledger.commit({ op: 'token', v: { ...record, successor: null } });
+      return again;
+    }
     revokeFamily(core, record.family);
     throw invalidGrant('The refresh token was already used.');
   }
@@ -66,6 +88,13 @@ export function refresh(core: SandboxCore, app: AppRecord, fields: Map<string, s
     }
     scopes = list as Scope[];
   }
-  core.ledger.commit({ op: 'token', v: { ...record, kind: 'spent' } });
-  return issueTokens(core, app, record.user_id, scopes, record.family);
+  const pair = issueTokens(core, app, record.user_id, scopes, record.family);
+  const spent: TokenRecord = {
+    ...record,
+    kind: 'spent',
+    spent_at: core.now(),
+    successor: JSON.stringify(pair),
+  };
+  core.ledger.commit({ op: 'token', v: spent });
+  return pair;
 }

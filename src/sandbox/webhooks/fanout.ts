@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { DeliveryHistory } from '../storage/delivery-history.js';
 import type { DeliveryRecord } from '../storage/records.js';
-import { deliveryHeaders } from './sign.js';
+import { outboundHeaders } from './delivery-headers.js';
 
 const KEEP_ALIVE_MS = 15_000;
 /** What a client should wait before reconnecting (the SSE `retry:` field). */
@@ -102,7 +102,7 @@ export class Relay {
 }
 
 function sseFrame(d: DeliveryRecord): string {
-  const data = JSON.stringify({ delivery_id: d.id, headers: deliveryHeaders(d), body: d.body });
+  const data = JSON.stringify({ delivery_id: d.id, headers: outboundHeaders(d), body: d.body });
   return `id: ${d.seq}\nevent: delivery\ndata: ${data}\n\n`;
 }
 

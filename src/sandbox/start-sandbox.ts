@@ -11,8 +11,8 @@ import { sweepCodes } from './routes/oauth/consent.js';
 import { writeHolder } from './storage/database.js';
 import { openLedger } from './storage/open-ledger.js';
 import { seedLedger } from './storage/seed.js';
-import { Deliveries } from './webhooks/deliveries.js';
-import { Relay } from './webhooks/relay.js';
+import { Deliveries } from './webhooks/dispatcher.js';
+import { Relay } from './webhooks/fanout.js';
 
 export { FolderInUseError } from './storage/database.js';
 
@@ -148,7 +148,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       const path = (req.url ?? '').split('?')[0];
       log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
     });
-    void ledger.runRequest(() => listener(req, res));
+    void listener(req, res);
   });
   server.keepAliveTimeout = 5_000;
   try {

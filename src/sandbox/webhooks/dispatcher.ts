@@ -1,9 +1,10 @@
 import { isoStamp, randomId } from '../ids.js';
 import type { AppRecord, DeliveryRecord, PendingDelivery } from '../storage/records.js';
 import type { Ledger } from '../storage/ledger.js';
-import type { Relay } from './relay.js';
+import type { Relay } from './fanout.js';
+import { signBody } from '../../wire/signing.js';
+import { outboundHeaders } from './delivery-headers.js';
 import { postDelivery } from './post.js';
-import { deliveryHeaders, signBody } from './sign.js';
 
 /** The outcome of the first attempt, as answered by `POST /simulator/events`. */
 export interface FirstAttempt {
@@ -91,7 +92,7 @@ export class Deliveries {
 
   private async attempt(p: PendingDelivery): Promise<FirstAttempt> {
     const d = p.delivery;
-    const result = await this.post(p.url, d, deliveryHeaders(d), d.body);
+    const result = await this.post(p.url, d, outboundHeaders(d), d.body);
     this.options.log(
       `delivery ${d.id} ${d.event} attempt ${p.attempt} -> ${p.url} ${result.response_status ?? result.error}`,
     );
@@ -164,7 +165,7 @@ export class Deliveries {
     const envelope = JSON.parse(d.body) as Record<string, unknown>;
     const body = JSON.stringify({ ...envelope, timestamp: isoStamp(this.options.now()) });
     const fresh = { ...d, body, signature: signBody(app.webhook_secret, body) };
-    const result = await this.post(app.webhook_url, d, deliveryHeaders(fresh), body);
+    const result = await this.post(app.webhook_url, d, outboundHeaders(fresh), body);
     this.options.log(
       `delivery ${d.id} ${d.event} resent -> ${app.webhook_url} ${result.response_status ?? result.error}`,
     );
