@@ -22,6 +22,8 @@ export class MktError extends Error {
   readonly code: string;
   readonly exitCode: number;
   readonly hints: string[];
+  /** The server's id of the request that failed (`X-Request-Id`), for its request log and support. */
+  requestId: string | undefined;
 
   constructor(
     code: string,
@@ -35,6 +37,12 @@ export class MktError extends Error {
     this.exitCode = exitCode;
     this.hints = options.hints ?? [];
   }
+}
+
+/** `error` with the request id of the response that caused it, when the server sent one. */
+export function withRequestId<E extends MktError>(error: E, requestId: unknown): E {
+  if (typeof requestId === 'string' && /^[\x21-\x7e]{1,100}$/.test(requestId)) error.requestId = requestId;
+  return error;
 }
 
 /** Bad flags, arguments or input: the user can fix the command line (exit 2). */

@@ -1,5 +1,5 @@
 import { HEADER } from '../wire.js';
-import { ApiError, AuthError, MktError, RateLimitError, UnreachableError } from '../errors.js';
+import { ApiError, AuthError, MktError, RateLimitError, UnreachableError, withRequestId } from '../errors.js';
 import type { Clock } from '../platform/clock.js';
 import { notFound, refusal } from '../refusal.js';
 import { isLoopback } from '../urls.js';
@@ -161,7 +161,8 @@ export class ApiClient {
         }
       }
       const data = parseBody(res);
-      if (res.status >= 300 && !options.allowErrorStatus) throw this.errorFor(res, data, credential, url);
+      if (res.status >= 300 && !options.allowErrorStatus)
+        throw withRequestId(this.errorFor(res, data, credential, url), res.headers[HEADER.requestId]);
       return { status: res.status, headers: res.headers, data: data as T, text: res.text };
     }
   }
@@ -225,7 +226,7 @@ export class ApiClient {
       }
       pacer?.observe(res.headers);
       this.log(
-        `< ${res.status} ${method} ${url.href} (${clock.now() - started} ms) ${JSON.stringify(redactHeaders(res.headers))} ${redactBody(res.text.slice(0, 2000))}`,
+        `< ${res.status} ${method} ${url.href} (${clock.now() - started} ms${requestIdNote(res.headers)}) ${JSON.stringify(redactHeaders(res.headers))} ${redactBody(res.text.slice(0, 2000))}`,
       );
       const retryable =
         res.status === 429 || ([502, 503, 504].includes(res.status) && SAFE_METHODS.has(method));
@@ -351,4 +352,10 @@ export class ApiClient {
   private log(line: string): void {
     this.options.log?.(line);
   }
+}
+
+/** ", req_…" for a verbose line, when the server gave the response an id. */
+function requestIdNote(headers: HttpResponse['headers']): string {
+  const id = headers[HEADER.requestId];
+  return typeof id === 'string' ? `, ${id}` : '';
 }

@@ -32,7 +32,11 @@ export function reportError(
     return error;
   }
   if (io.json) {
-    io.stdout.write(jsonText({ error: { code: error.code, message: error.message, hints: error.hints } }));
+    io.stdout.write(
+      jsonText({
+        error: { code: error.code, message: error.message, hints: error.hints, request_id: error.requestId },
+      }),
+    );
     return error;
   }
   // A check that said no is an answer, not a failure of mkt: its reason (and what to do), no "Error:".
@@ -44,6 +48,7 @@ export function reportError(
   const label = bug ? 'Internal error (a bug in mkt):' : 'Error:';
   io.stderr.write(`${palette(colorFor(io.stderr, io.env)).red(label)} ${safeText(error.message)}\n`);
   for (const hint of error.hints) io.stderr.write(`  Try: ${safeText(hint)}\n`);
+  if (error.requestId) io.stderr.write(`  Request ID: ${error.requestId}\n`);
   if (bug) {
     io.stderr.write(
       io.verbose

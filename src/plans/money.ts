@@ -1,37 +1,12 @@
 import { UsageError } from '../errors.js';
+import { minorUnits } from '../wire.js';
+
+export { minorUnits };
 
 /** An amount in the currency's minor units (cents for USD, yen for JPY, fils for KWD), as the API stores it. */
 export interface Money {
   amount: number;
   currency: string;
-}
-
-// ISO 4217 active codes with their minor units; most have 2, the exceptions are listed apart.
-// A table rather than Intl: Intl follows CLDR, which differs from ISO 4217 (IQD, HUF) and by ICU version.
-const TWO_DECIMALS =
-  'AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BMD BND BOB BOV BRL BSD BTN BWP BYN BZD CAD CDF ' +
-  'CHE CHF CHW CNY COP COU CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GTQ ' +
-  'GYD HKD HNL HTG HUF IDR ILS INR IRR JMD KES KGS KHR KPW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD ' +
-  'MMK MNT MOP MRU MUR MVR MWK MXN MXV MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON ' +
-  'RSD RUB SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS ' +
-  'UAH USD USN UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG';
-const ZERO_DECIMALS = 'BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF';
-const THREE_DECIMALS = 'BHD IQD JOD KWD LYD OMR TND';
-const FOUR_DECIMALS = 'CLF UYW';
-
-const MINOR_UNITS = new Map<string, number>();
-for (const [codes, digits] of [
-  [TWO_DECIMALS, 2],
-  [ZERO_DECIMALS, 0],
-  [THREE_DECIMALS, 3],
-  [FOUR_DECIMALS, 4],
-] as const) {
-  for (const code of codes.split(' ')) MINOR_UNITS.set(code, digits);
-}
-
-/** The number of decimals of an ISO 4217 currency (JPY 0, USD 2, KWD 3), or undefined for an unknown code. */
-export function minorUnits(currency: string): number | undefined {
-  return MINOR_UNITS.get(currency.toUpperCase());
 }
 
 /** Checks a currency code and returns it upper-cased; a UsageError otherwise. */

@@ -1,4 +1,5 @@
 import type { Life } from './billing/life.js';
+import type { ConsoleRoom } from './console/room.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { AuthorizationRequest } from './routes/oauth/request.js';
 import type { AppRecord, KeyRecord, Scope, UserRecord } from './storage/records.js';
@@ -14,6 +15,8 @@ export interface SandboxCore {
   /** Business time, subscriptions over it, money, usage and revocation (docs/DECISIONS.md §5). */
   life: Life;
   rateLimiter: RateLimiter;
+  /** The developer console: its sessions, pages and the request log. */
+  console: ConsoleRoom;
   now: () => number;
   siteUrl: string;
   port: number;

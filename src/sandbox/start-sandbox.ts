@@ -1,6 +1,8 @@
 import { DEFAULT_SANDBOX_PORT } from '../wire.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConsoleRoom } from './console/room.js';
+import { newRequestId } from './console/request-log.js';
 import type { SandboxCore } from './core.js';
 import { Life } from './billing/life.js';
 import { SqlBillingStore } from './billing/sql-store.js';
@@ -60,6 +62,8 @@ export interface Sandbox {
   siteUrl: string;
   port: number;
   seed: SandboxSeed;
+  /** A fresh one-time link to the developer console for the seeded developer (5 minutes, single use). */
+  consoleLink(): Promise<{ url: string; expires_at: string }>;
   close(): Promise<void>;
 }
 
@@ -118,6 +122,16 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       log,
     }),
     rateLimiter: new RateLimiter(now),
+    console: new ConsoleRoom({
+      db: ledger.db,
+      now,
+      siteUrl: () => core.siteUrl,
+      port: () => core.port,
+      saveToken: async (v) => {
+        ledger.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
+        await ledger.sync();
+      },
+    }),
     now,
     siteUrl: '',
     port: 0,
@@ -137,6 +151,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const listener = getRequestListener(sandboxApp(core).fetch);
   const server = createServer((req, res) => {
     const started = performance.now();
+    res.setHeader('x-request-id', newRequestId());
     res.on('finish', () => {
       const path = (req.url ?? '').split('?')[0];
       log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
@@ -168,6 +183,15 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     siteUrl: core.siteUrl,
     port: core.port,
     seed: describeSeed(core),
+    consoleLink() {
+      const developer = core.ledger.user(core.ledger.seed.developer_id);
+      if (!developer) throw new Error('The seeded developer is gone; start the sandbox with reset.');
+      return core.console.link({
+        developerId: developer.id,
+        appId: core.ledger.seed.app_id,
+        label: `${developer.name} <${developer.email}>`,
+      });
+    },
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);

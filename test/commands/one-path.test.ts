@@ -48,7 +48,11 @@ async function run(bin: string, args: string[], env: Record<string, string | und
 async function expectSame(args: string[], env: Record<string, string | undefined> = {}) {
   const bundled = await run(MKT_BIN, args, env);
   const plain = await run(referenceBin, args, env);
-  const pid = (r: MktResult) => ({ ...r, stderr: r.stderr.replace(/\(node:\d+\)/g, '(node:PID)') });
+  // Process ids and the server's request ids differ from run to run.
+  const pid = (r: MktResult) => ({
+    ...r,
+    stderr: r.stderr.replace(/\(node:\d+\)/g, '(node:PID)').replace(/req_[0-9a-f]+/g, 'req_ID'),
+  });
   expect({ args, ...pid(bundled) }).toEqual({ args, ...pid(plain) });
   return bundled;
 }

@@ -65,12 +65,14 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       signal.aborted ? resolve(undefined) : signal.addEventListener('abort', resolve, { once: true }),
     );
     const { seed } = sandbox;
-    const info = { site_url: sandbox.siteUrl, data_dir: folder, ...seed };
+    const consoleLink = await sandbox.consoleLink();
+    const info = { site_url: sandbox.siteUrl, data_dir: folder, console_url: consoleLink.url, ...seed };
     if (deps.json) this.logJson(info);
     else {
       deps.out.fields([
         ['Site URL', sandbox.siteUrl],
         ['Data dir', folder],
+        ['Console', `${consoleLink.url}   (one-time link, 5 minutes; later: mkt sandbox console)`],
         ['Developer', `${seed.developer.name} <${seed.developer.email}> (${seed.developer.id})`],
         ['App', `${seed.app.name} (${seed.app.id})`],
         ['Client ID', seed.app.client_id],

@@ -13,6 +13,7 @@ import { tokenRoutes } from '../routes/oauth/token-grant.js';
 import { plansApi } from '../routes/plans-api.js';
 import { relayApi } from '../routes/relay-api.js';
 import { simulatorApi } from '../routes/simulator-api.js';
+import { consoleApi, requestLogging } from '../console/api-room.js';
 import type { SandboxEnv } from './env.js';
 import { authentication, committed, decodablePath, hostRule, rateLimit } from './guards.js';
 import { answerProblem, SandboxApiError } from './problem.js';
@@ -30,6 +31,7 @@ const API_ROOMS: ReadonlyArray<Hono<SandboxEnv>> = [
   simulatorApi,
   lifeApi,
   moneyApi,
+  consoleApi,
 ];
 
 /** Pages and OAuth endpoints that are not behind API authentication. */
@@ -53,8 +55,11 @@ export function sandboxApp(core: SandboxCore): Hono<SandboxEnv> {
   app.use(hostRule, decodablePath);
   // Registered before the API's middleware, so that they answer without API authentication.
   for (const routes of OPEN_ROUTES) app.route('/', routes);
+  // The developer console is an application of its own (its sessions, CSRF and pages).
+  const console = (c: { req: { raw: Request } }) => core.console.app.fetch(c.req.raw);
+  app.all('/console', console).all('/console/*', console);
   const api = new Hono<SandboxEnv>();
-  api.use(authentication, rateLimit, committed);
+  api.use(authentication, requestLogging, rateLimit, committed);
   for (const room of API_ROOMS) api.route('/', room);
   app.route('/api/v1', api);
 

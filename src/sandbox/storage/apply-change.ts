@@ -64,9 +64,18 @@ export function applyChange(ledger: ChangeTarget, c: Change): void {
     case 'attempt':
       ledger
         .sql(
-          'INSERT OR REPLACE INTO delivery_attempts (delivery_id, attempt, at, url, response_status, error) VALUES (?, ?, ?, ?, ?, ?)',
+          'INSERT OR REPLACE INTO delivery_attempts (delivery_id, attempt, at, url, response_status, error, latency_ms, response_excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
         )
-        .run(c.v.delivery_id, c.v.attempt, c.v.at, c.v.url, c.v.response_status, c.v.error);
+        .run(
+          c.v.delivery_id,
+          c.v.attempt,
+          c.v.at,
+          c.v.url,
+          c.v.response_status,
+          c.v.error,
+          c.v.latency_ms ?? null,
+          c.v.response_excerpt ?? null,
+        );
       return;
   }
 }

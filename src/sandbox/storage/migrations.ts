@@ -1,4 +1,5 @@
 import { BILLING_MIGRATION } from '../billing/schema.js';
+import { ATTEMPT_DETAILS_MIGRATION } from '../console/delivery-records.js';
 
 /**
  * The sandbox's schema, one migration per entry, applied in order inside one transaction each and
@@ -90,4 +91,5 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   BILLING_MIGRATION,
+  ATTEMPT_DETAILS_MIGRATION,
 ];

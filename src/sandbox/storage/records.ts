@@ -111,6 +111,9 @@ export interface AttemptRecord {
   url: string;
   response_status: number | null;
   error: string | null;
+  /** How long the attempt took, and the start of the answer's body (docs/PROTOCOL.md, deliveries). */
+  latency_ms?: number | null;
+  response_excerpt?: string | null;
 }
 
 /** Which records the first start created; they make up the seed `startSandbox` reports. */

@@ -4,6 +4,7 @@ import type { Ledger } from '../storage/ledger.js';
 import type { Relay } from './fanout.js';
 import { signBody } from '../../wire/signing.js';
 import { outboundHeaders } from './delivery-headers.js';
+import { postDelivery } from './post.js';
 
 /** The outcome of the first attempt, as answered by `POST /simulator/events`. */
 export interface FirstAttempt {
@@ -97,47 +98,11 @@ export class Deliveries {
 
   private async attempt(p: PendingDelivery): Promise<FirstAttempt> {
     const d = p.delivery;
-    const controller = new AbortController();
-    this.inFlight.add(controller);
-    const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
-    let result: FirstAttempt;
-    try {
-      const res = await fetch(p.url, {
-        method: 'POST',
-        headers: outboundHeaders(d),
-        body: d.body,
-        redirect: 'manual',
-        signal: controller.signal,
-      });
-      await res.arrayBuffer().catch(() => undefined);
-      const ok = res.status >= 200 && res.status < 300;
-      result = {
-        url: p.url,
-        status: ok ? 'delivered' : 'failed',
-        response_status: res.status,
-        error: ok ? null : `HTTP ${res.status}`,
-      };
-    } catch (e) {
-      const message = controller.signal.aborted
-        ? `no answer within ${this.options.timeoutMs} ms`
-        : describe(e);
-      result = { url: p.url, status: 'failed', response_status: null, error: message };
-    } finally {
-      clearTimeout(timer);
-      this.inFlight.delete(controller);
-    }
+    const result = await this.post(p.url, d, outboundHeaders(d), d.body);
     this.options.log(
       `delivery ${d.id} ${d.event} attempt ${p.attempt} -> ${p.url} ${result.response_status ?? result.error}`,
     );
     // Stopping mid-attempt leaves the delivery pending: the next start sends it again.
-    this.store.recordAttempt({
-      delivery_id: d.id,
-      attempt: p.attempt,
-      at: this.options.now(),
-      url: p.url,
-      response_status: result.response_status,
-      error: result.error,
-    });
     if (this.closed || this.store.pending(d.id) === undefined) return result;
     const wait = this.options.backoffMs[p.attempt - 1];
     if (result.status === 'delivered' || wait === undefined) {
@@ -146,6 +111,72 @@ export class Deliveries {
       const next = { ...p, attempt: p.attempt + 1, due_at: this.options.now() + wait };
       this.store.commit({ op: 'pending', v: next });
       this.schedule(next);
+    }
+    return result;
+  }
+
+  /**
+   * One POST of a delivery, recorded as its next attempt (time, status or error, latency, the start
+   * of the answer) for the console and `GET /apps/{id}/deliveries/{dlv}`.
+   */
+  private async post(
+    url: string,
+    d: DeliveryRecord,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<FirstAttempt> {
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
+    const outcome = await postDelivery({
+      url,
+      headers,
+      body,
+      signal: controller.signal,
+      now: this.options.now,
+    });
+    clearTimeout(timer);
+    this.inFlight.delete(controller);
+    const status = outcome.response_status;
+    const ok = status !== null && status >= 200 && status < 300;
+    const error =
+      status !== null
+        ? ok
+          ? null
+          : `HTTP ${status}`
+        : controller.signal.aborted
+          ? `no answer within ${this.options.timeoutMs} ms`
+          : describe(outcome.error);
+    const last = this.store.db
+      .prepare('SELECT COALESCE(MAX(attempt), 0) AS n FROM delivery_attempts WHERE delivery_id = ?')
+      .get(d.id) as { n: number };
+    this.store.recordAttempt({
+      delivery_id: d.id,
+      attempt: Number(last.n) + 1,
+      at: outcome.at,
+      url,
+      response_status: status,
+      error,
+      latency_ms: outcome.latency_ms,
+      response_excerpt: outcome.response_excerpt,
+    });
+    return { url, status: ok ? 'delivered' : 'failed', response_status: status, error };
+  }
+
+  /**
+   * Sends a delivery again to the app's webhook URL now: the same id, event and data, a fresh
+   * envelope timestamp and signature. A success ends the retries still scheduled for it.
+   */
+  async resend(app: AppRecord & { webhook_url: string }, d: DeliveryRecord): Promise<FirstAttempt> {
+    const envelope = JSON.parse(d.body) as Record<string, unknown>;
+    const body = JSON.stringify({ ...envelope, timestamp: isoStamp(this.options.now()) });
+    const fresh = { ...d, body, signature: signBody(app.webhook_secret, body) };
+    const result = await this.post(app.webhook_url, d, outboundHeaders(fresh), body);
+    this.options.log(
+      `delivery ${d.id} ${d.event} resent -> ${app.webhook_url} ${result.response_status ?? result.error}`,
+    );
+    if (result.status === 'delivered' && this.store.pending(d.id) !== undefined) {
+      this.store.commit({ op: 'pending-', id: d.id });
     }
     return result;
   }

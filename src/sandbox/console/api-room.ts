@@ -1,0 +1,146 @@
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { Hono } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import { z } from 'zod';
+import { requireScope, routeApp } from '../http/auth.js';
+import type { SandboxEnv } from '../http/env.js';
+import { SandboxApiError } from '../http/problem.js';
+import { emptyBody, noQuery, query } from '../http/schemas.js';
+import {
+  getDelivery,
+  listDeliveries,
+  listRequests,
+  RecordsQueryError,
+  streamRequests,
+} from './records-api.js';
+
+/** Runs a records query, its refusals turned into the sandbox's one error. */
+function answer<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof RecordsQueryError)
+      throw new SandboxApiError(error.status, error.code, error.message);
+    throw error;
+  }
+}
+
+const optional = z.string().optional();
+const params = (q: Record<string, string | undefined>) =>
+  new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined));
+
+/**
+ * Keeps every API request in the request log of its app once answered (after authentication, so
+ * the caller is known): status, latency, credential, user, and the error code when it failed.
+ */
+export const requestLogging = createMiddleware<SandboxEnv>(async (c, next) => {
+  const startedAt = c.var.core.now();
+  try {
+    await next();
+  } finally {
+    const { core, principal } = c.var;
+    const error = c.error;
+    core.console.recordRequest({
+      id: String(c.env.outgoing.getHeader('x-request-id') ?? ''),
+      startedAt,
+      method: c.req.method,
+      url: c.env.incoming.url ?? c.req.path,
+      status: error instanceof SandboxApiError ? error.status : c.res.status,
+      caller: principal,
+      errorCode: error instanceof SandboxApiError ? error.code : error ? 'internal_error' : undefined,
+      ownerOf: (id) => core.ledger.app(id)?.owner_id,
+    });
+  }
+});
+
+/** The console's API room: one-time console links, the deliveries record and the request log. */
+export const consoleApi = new Hono<SandboxEnv>()
+  // A console link for the developer: asked with one of their app's keys (the console then shows
+  // that app only) or their own sign-in with apps:write (the simulator never issues that scope).
+  .post('/console/sessions', noQuery, emptyBody, async (c) => {
+    const { core, principal: p } = c.var;
+    if (p.kind === 'token') requireScope(p, 'apps:write');
+    const developer = p.kind === 'key' ? core.ledger.user(p.app.owner_id) : p.user;
+    if (!developer) throw new SandboxApiError(404, 'not_found', 'The developer of this app is gone.');
+    const link = await core.console.link({
+      developerId: developer.id,
+      appId: p.app.id,
+      keyId: p.kind === 'key' ? p.key.id : undefined,
+      label:
+        p.kind === 'key'
+          ? `${developer.name} · ${p.app.name} (key ${p.key.id})`
+          : `${developer.name} <${developer.email}>`,
+    });
+    return c.json(link, 201);
+  })
+  .get(
+    '/apps/:app_id/deliveries',
+    query(z.strictObject({ event: optional, state: optional, limit: optional, cursor: optional })),
+    (c) => {
+      const app = routeApp(c);
+      return c.json(answer(() => listDeliveries(c.var.core.console.deliveries, app.id, params(c.var.query))));
+    },
+  )
+  .get('/apps/:app_id/deliveries/:delivery_id', noQuery, (c) => {
+    const app = routeApp(c);
+    return c.json(
+      answer(() => getDelivery(c.var.core.console.deliveries, app.id, c.req.param('delivery_id'))),
+    );
+  })
+  // One attempt now, answered with the delivery and that attempt.
+  .post('/apps/:app_id/deliveries/:delivery_id/resend', noQuery, emptyBody, async (c) => {
+    const app = routeApp(c);
+    const { core } = c.var;
+    const id = c.req.param('delivery_id');
+    const record = core.console.deliveries.record(app.id, id);
+    if (!record) throw new SandboxApiError(404, 'not_found', `No delivery "${id}" of app "${app.id}".`);
+    if (app.webhook_url === null) {
+      throw new SandboxApiError(
+        409,
+        'no_webhook_url',
+        `App ${app.id} has no webhook URL to send to; set one with: mkt apps update --app ${app.id} --webhook-url URL`,
+      );
+    }
+    await core.deliveries.resend({ ...app, webhook_url: app.webhook_url }, record);
+    return c.json(answer(() => getDelivery(core.console.deliveries, app.id, id)));
+  })
+  .get(
+    '/apps/:app_id/logs',
+    query(
+      z.strictObject({
+        since: optional,
+        status: optional,
+        path: optional,
+        limit: optional,
+        cursor: optional,
+      }),
+    ),
+    (c) => {
+      const app = routeApp(c);
+      return c.json(answer(() => listRequests(c.var.core.console.requestLog, app.id, params(c.var.query))));
+    },
+  )
+  // Server-Sent Events, resuming after Last-Event-ID; written to the Node response as the relay is.
+  .get('/apps/:app_id/logs/stream', query(z.strictObject({ status: optional, path: optional })), (c) => {
+    const app = routeApp(c);
+    const res = c.env.outgoing;
+    const write = (text: string) => {
+      if (!res.headersSent)
+        res.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-store',
+        });
+      res.write(text);
+    };
+    const stop = answer(() =>
+      streamRequests(
+        c.var.core.console.requestLog,
+        app.id,
+        params(c.var.query),
+        c.req.header('last-event-id'),
+        write,
+      ),
+    );
+    res.on('close', stop);
+    return RESPONSE_ALREADY_SENT;
+  });

@@ -1,0 +1,279 @@
+import { Hono, type Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { Child } from 'hono/jsx';
+import { ConsoleApi, type ApiAnswer, type ApiTransport } from './api.js';
+import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
+import { Page, appPath, type PageFrame, type Tab } from './layout.js';
+import { AppList, registerAppRoutes } from './routes/apps.js';
+import { registerDeliveryRoutes } from './routes/deliveries.js';
+import { registerLogRoutes } from './routes/logs.js';
+import { registerSimulatorRoutes } from './routes/simulator.js';
+import { CONSOLE_SESSION_MS, type ConsoleSession, type ConsoleSessions, type Flash } from './sessions.js';
+
+/** Who a console session acts as: the developer, limited to one app when it began with that app's key. */
+export interface ConsolePrincipal {
+  developerId: string;
+  /** The one app a session begun with an API key may see; null: all of the developer's apps. */
+  appId: string | null;
+  /** The credential the console sends to the API (never shown in a page). */
+  headers: Record<string, string>;
+  /** Who, in words, for the page header. */
+  label: string;
+}
+
+/** What the console needs of the sandbox. */
+export interface ConsoleDeps {
+  sessions: ConsoleSessions<ConsolePrincipal>;
+  /** Reaches the sandbox API (its own request handler). */
+  transport: ApiTransport;
+  /** The sandbox's site URL and port, known once it listens. */
+  siteUrl(): string;
+  port(): number;
+}
+
+/** What a console handler works with: the session, the API as the developer, and the apps it may show. */
+export interface ConsoleRequest {
+  c: Context;
+  session: ConsoleSession<ConsolePrincipal>;
+  api: ConsoleApi;
+  deps: ConsoleDeps;
+}
+
+type Vars = { Variables: { console: ConsoleRequest } };
+
+const cookieName = (port: number) => `mkt_console_${port}`;
+
+/** The security headers of every console answer: nothing inline runs, nothing frames the console. */
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
+/** An HTML page outside the signed-in frame (signed out, refused). */
+function plainPage(title: string, body: Child) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${title} · mkt console`}</title>
+        <link rel="stylesheet" href="/console/assets/console.css" />
+      </head>
+      <body>
+        <header class="top">
+          <span class="brand">mkt sandbox · Developer console</span>
+        </header>
+        <main id="main">
+          <section class="card">
+            <h1>{title}</h1>
+            {body}
+          </section>
+        </main>
+      </body>
+    </html>
+  );
+}
+
+/** The developer console under /console: one-time sign-in, sessions, CSRF, and the pages. */
+export function createConsoleApp(deps: ConsoleDeps): Hono<Vars> {
+  const app = new Hono<Vars>();
+
+  // The Host rule (421) is the sandbox's, applied before the console is reached.
+  app.use('*', async (c, next) => {
+    await next();
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(k, v);
+  });
+
+  app.get('/console/assets/console.css', (c) =>
+    c.body(CONSOLE_CSS, 200, { 'content-type': 'text/css; charset=utf-8' }),
+  );
+  app.get('/console/assets/console.js', (c) =>
+    c.body(CONSOLE_JS, 200, { 'content-type': 'text/javascript; charset=utf-8' }),
+  );
+
+  app.get('/console/enter', (c) => {
+    const session = deps.sessions.redeem(c.req.query('ticket') ?? '');
+    if (!session) {
+      return c.html(
+        plainPage(
+          'This sign-in link does not work',
+          <p>
+            A console link works once, within 5 minutes. Get a new one with <code>mkt sandbox console</code>.
+          </p>,
+        ),
+        403,
+      );
+    }
+    setCookie(c, cookieName(deps.port()), session.id, {
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/console',
+      maxAge: Math.floor(CONSOLE_SESSION_MS / 1000),
+    });
+    return c.redirect('/console', 303);
+  });
+
+  // Everything below needs a session; a form also needs its one-time token.
+  app.use('*', async (c, next) => {
+    const session = deps.sessions.session(getCookie(c, cookieName(deps.port())));
+    if (!session) {
+      return c.html(
+        plainPage(
+          'Sign in to the console',
+          <p>
+            You are not signed in (or your session ended). Run <code>mkt sandbox console</code> for a one-time
+            sign-in link.
+          </p>,
+        ),
+        401,
+      );
+    }
+    if (c.req.method === 'POST') {
+      const origin = c.req.header('origin');
+      const form = await c.req.parseBody();
+      const sameOrigin = origin === undefined || origin === `http://${c.req.header('host')}`;
+      if (!sameOrigin || !deps.sessions.spendFormToken(session, form.csrf)) {
+        return c.html(
+          plainPage(
+            'Refused: this form was not sent from this page',
+            <p>
+              Each console form works once, from the page that showed it.{' '}
+              <a href="/console">Reload the console</a> and try again.
+            </p>,
+          ),
+          403,
+        );
+      }
+    }
+    const api = new ConsoleApi(deps.transport, `${deps.siteUrl()}/api/v1`, session.principal.headers);
+    c.set('console', { c, session, api, deps });
+    await next();
+  });
+
+  app.post('/console/sign-out', (c) => {
+    deps.sessions.end(c.get('console').session);
+    deleteCookie(c, cookieName(deps.port()), { path: '/console' });
+    return c.html(
+      plainPage(
+        'Signed out',
+        <p>
+          Run <code>mkt sandbox console</code> to sign in again.
+        </p>,
+      ),
+    );
+  });
+
+  app.get('/console', async (c) => {
+    const r = c.get('console');
+    const apps = await visibleApps(r);
+    // A session begun with an app's key has that app only; a developer sees the list (and can create one).
+    const only = r.session.principal.appId;
+    if (only) return c.redirect(appPath(only), 303);
+    return render(r, { title: 'Apps' }, (csrf) => (
+      <AppList apps={apps} csrf={csrf} canCreate={!r.session.principal.appId} />
+    ));
+  });
+
+  app.get('/console/switch', (c) => c.redirect(appPath(c.req.query('app') ?? ''), 303));
+
+  registerAppRoutes(app);
+  registerSimulatorRoutes(app);
+  registerDeliveryRoutes(app);
+  registerLogRoutes(app);
+  return app;
+}
+
+/** The apps this session may see (a key's session: its own app only). */
+export async function visibleApps(r: ConsoleRequest): Promise<Array<{ id: string; name: string }>> {
+  const apps = await r.api.list<{ id: string; name: string }>('/apps?limit=100');
+  const only = r.session.principal.appId;
+  return only ? apps.filter((a) => a.id === only) : apps;
+}
+
+/**
+ * Renders a page in the signed-in frame with a fresh form token; the flash message (and a secret
+ * just created) is shown this once.
+ */
+export async function render(
+  r: ConsoleRequest,
+  frame: { title: string; app?: { id: string; name: string }; tab?: Tab; status?: number },
+  content: Child | ((csrf: string) => Child),
+) {
+  const csrf = r.deps.sessions.formToken(r.session);
+  const flash = r.session.flash;
+  r.session.flash = undefined;
+  const full: PageFrame = {
+    title: frame.title,
+    apps: await visibleApps(r),
+    app: frame.app,
+    tab: frame.tab,
+    csrf,
+    flash,
+    who: r.session.principal.label,
+  };
+  const body = typeof content === 'function' ? content(csrf) : content;
+  return r.c.html(<Page frame={full}>{body}</Page>, (frame.status ?? 200) as 200);
+}
+
+/**
+ * The app named in the path, if this session may see it: a key's session sees its own app only,
+ * and the API decides the rest (403 and 404 pass through as a page).
+ */
+export async function currentApp(r: ConsoleRequest): Promise<{ app: AppView } | { refusal: Response }> {
+  const id = r.c.req.param('app') ?? '';
+  const only = r.session.principal.appId;
+  const answer: ApiAnswer<AppView> =
+    only && only !== id
+      ? {
+          status: 404,
+          data: undefined as never,
+          error: { code: 'not_found', message: `No app "${id}" here.` },
+        }
+      : await r.api.get<AppView>(`/apps/${encodeURIComponent(id)}`);
+  if (answer.error) {
+    return {
+      refusal: await render(
+        r,
+        { title: 'Not available', status: answer.status },
+        <p class="flash error">{answer.error.message}</p>,
+      ),
+    };
+  }
+  return { app: answer.data };
+}
+
+/** An app as the API shows it. */
+export interface AppView {
+  id: string;
+  name: string;
+  client_id: string;
+  redirect_uris: string[];
+  webhook_url: string | null;
+  embed_url: string | null;
+  created_at: string;
+}
+
+/**
+ * Runs a console action (after the CSRF check) and sends the browser back with its outcome as the
+ * next page's flash message (Post/Redirect/Get: a reload never repeats the action).
+ */
+export async function act(r: ConsoleRequest, back: string, action: () => Promise<Flash>): Promise<Response> {
+  r.session.flash = await action();
+  return r.c.redirect(back, 303);
+}
+
+/** A flash for an API answer: its error, or `ok` when it worked. */
+export function outcome(answer: ApiAnswer, ok: string, secret?: Flash['secret']): Flash {
+  if (answer.error) return { kind: 'error', message: `${answer.error.message} (${answer.error.code})` };
+  return { kind: 'ok', message: ok, secret };
+}
+
+/** A form field as text ('' when missing). */
+export async function field(r: ConsoleRequest, name: string): Promise<string> {
+  const value = (await r.c.req.parseBody())[name];
+  return typeof value === 'string' ? value.trim() : '';
+}

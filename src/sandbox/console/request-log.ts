@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+
+/** How many requests are kept per app (docs/DECISIONS.md §6). */
+export const REQUEST_LOG_KEPT = 10_000;
+
+/** One API request as the log keeps it: never a secret, a token, a query or a body. */
+export interface RequestLogRecord {
+  id: string;
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  latency_ms: number;
+  credential: { kind: 'test_key' | 'live_key' | 'token'; id: string };
+  user_id: string | null;
+  error_code: string | null;
+}
+
+/** Which records a listing or a stream shows: `status` `404`, `4xx` or a list; `path` a prefix. */
+export interface RequestLogQuery {
+  status?: string;
+  path?: string;
+}
+
+/** A test for a query; undefined when `status` cannot be read (the caller answers 400). */
+export function requestLogFilter(query: RequestLogQuery): ((r: RequestLogRecord) => boolean) | undefined {
+  const parts = (query.status ?? '')
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter(Boolean);
+  if (parts.some((p) => !/^[1-5](\d\d|xx)$/.test(p))) return undefined;
+  const path = query.path ?? '';
+  return (r) =>
+    (parts.length === 0 ||
+      parts.some((p) =>
+        p.endsWith('xx') ? Math.floor(r.status / 100) === Number(p[0]) : r.status === Number(p),
+      )) &&
+    r.path.startsWith(path);
+}
+
+/**
+ * The newest requests of each app, in memory (a restart starts it empty), with listeners for the
+ * live stream. Appending is O(1) amortized; the oldest records fall off past {@link REQUEST_LOG_KEPT}.
+ */
+export class RequestLog {
+  private readonly byApp = new Map<string, RequestLogRecord[]>();
+  private readonly listeners = new Map<string, Set<(r: RequestLogRecord) => void>>();
+
+  constructor(private readonly kept = REQUEST_LOG_KEPT) {}
+
+  /** Keeps a record and hands it to the app's listeners. */
+  append(appId: string, record: RequestLogRecord): void {
+    let records = this.byApp.get(appId);
+    if (!records) this.byApp.set(appId, (records = []));
+    records.push(record);
+    // Trimmed in batches: one copy per kept/10 appends, not one per append.
+    if (records.length > this.kept + Math.ceil(this.kept / 10)) records.splice(0, records.length - this.kept);
+    for (const listener of this.listeners.get(appId) ?? []) listener(record);
+  }
+
+  /** The app's kept records, oldest first (at most {@link REQUEST_LOG_KEPT}). */
+  records(appId: string): RequestLogRecord[] {
+    const records = this.byApp.get(appId) ?? [];
+    return records.length > this.kept ? records.slice(-this.kept) : records;
+  }
+
+  /** The kept records after the one with `id` (all of them when it is no longer kept). */
+  after(appId: string, id: string): RequestLogRecord[] {
+    const records = this.records(appId);
+    const at = records.findLastIndex((r) => r.id === id);
+    return at < 0 ? records : records.slice(at + 1);
+  }
+
+  /** Calls `listener` with each new record of the app until the returned function is called. */
+  subscribe(appId: string, listener: (r: RequestLogRecord) => void): () => void {
+    let set = this.listeners.get(appId);
+    if (!set) this.listeners.set(appId, (set = new Set()));
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /** Forgets an app's records (the app was deleted). */
+  forget(appId: string): void {
+    this.byApp.delete(appId);
+  }
+}
+
+/** Who made a request, as the log names it (never the secret). */
+export type LoggedCaller =
+  | { kind: 'key'; key: { id: string; mode: 'test' | 'live' }; app: { id: string } }
+  | { kind: 'token'; user: { id: string }; app: { id: string }; family: string };
+
+/** A new request id (`req_…`), for the `X-Request-Id` header and the log. */
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('hex')}`;
+}
+
+/**
+ * The log record of a finished API request: the caller's credential kind and id, the user it acted
+ * for, the path without its query.
+ */
+export function requestRecord(input: {
+  id: string;
+  startedAt: number;
+  now: number;
+  method: string;
+  url: string;
+  status: number;
+  caller: LoggedCaller;
+  errorCode?: string;
+}): RequestLogRecord {
+  const { caller } = input;
+  const path = input.url.split('?')[0] ?? '';
+  let user: string | null = null;
+  if (caller.kind === 'token') user = caller.user.id;
+  else {
+    const query = new URLSearchParams(input.url.split('?')[1] ?? '');
+    user = /^usr_[\w-]{1,64}$/.test(query.get('user_id') ?? '') ? query.get('user_id') : null;
+  }
+  return {
+    id: input.id,
+    at: new Date(input.startedAt).toISOString(),
+    method: input.method,
+    path: path.length > 512 ? `${path.slice(0, 512)}…` : path,
+    status: input.status,
+    latency_ms: Math.round((input.now - input.startedAt) * 10) / 10,
+    credential:
+      caller.kind === 'key'
+        ? { kind: caller.key.mode === 'live' ? 'live_key' : 'test_key', id: caller.key.id }
+        : { kind: 'token', id: caller.family },
+    user_id: user,
+    error_code: input.errorCode ?? null,
+  };
+}
+
+/**
+ * The apps whose logs a request belongs in: the caller's app, and the app its path names when the
+ * caller may manage that one (`ownerOf` answers an app's developer).
+ */
+export function loggedApps(
+  caller: LoggedCaller,
+  url: string,
+  ownerOf: (appId: string) => string | undefined,
+): string[] {
+  const named = /^\/api\/v1\/apps\/(app_[A-Za-z0-9_-]{1,64})(?:[/?]|$)/.exec(url)?.[1];
+  if (!named || named === caller.app.id) return [caller.app.id];
+  const mine = caller.kind === 'token' && ownerOf(named) === caller.user.id;
+  return mine ? [caller.app.id, named] : [caller.app.id];
+}

@@ -1,0 +1,105 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { randomId } from '../ids.js';
+import { createConsoleApp, type ConsolePrincipal } from './app.js';
+import { DeliveryRecords } from './delivery-records.js';
+import { loggedApps, RequestLog, requestRecord, type LoggedCaller } from './request-log.js';
+import { CONSOLE_SESSION_MS, ConsoleSessions } from './sessions.js';
+
+/** The scopes of the console's own credential: it manages the developer's apps, as they may. */
+const CONSOLE_SCOPES = ['identity:read', 'entitlements:read', 'apps:write'] as const;
+
+/** What the console room needs of the sandbox. */
+export interface ConsoleRoomDeps {
+  /** The sandbox's database (the deliveries and their attempts are read from it). */
+  db: DatabaseSync;
+  now: () => number;
+  siteUrl: () => string;
+  port: () => number;
+  /** Keeps an access token (the console session's credential) the way the token endpoint does. */
+  saveToken(token: {
+    token: string;
+    kind: 'access';
+    app_id: string;
+    user_id: string;
+    scopes: Array<(typeof CONSOLE_SCOPES)[number]>;
+    expires_at: number;
+    family: string;
+  }): Promise<void>;
+}
+
+/** Who asks for a console link: the developer, through one of their app's keys or their own sign-in. */
+export interface ConsoleRequester {
+  developerId: string;
+  /** The app of the credential (a key's, or the token's client). */
+  appId: string;
+  /** Set when the credential is an API key: the console then shows that app only. */
+  keyId?: string;
+  /** Who, in words. */
+  label: string;
+}
+
+/**
+ * The console's room in the sandbox: its sessions, the request log, and the pages. The console acts
+ * through the sandbox's own API with a token of its own, so it can do only what the API allows.
+ */
+export class ConsoleRoom {
+  readonly sessions: ConsoleSessions<ConsolePrincipal>;
+  readonly requestLog = new RequestLog();
+  readonly deliveries: DeliveryRecords;
+  /** Serves /console: pages, forms, assets. */
+  readonly app: { fetch(request: Request): Response | Promise<Response> };
+
+  constructor(private readonly deps: ConsoleRoomDeps) {
+    this.sessions = new ConsoleSessions(deps.now);
+    this.deliveries = new DeliveryRecords(deps.db);
+    this.app = createConsoleApp({
+      sessions: this.sessions,
+      transport: (request) => fetch(request),
+      siteUrl: deps.siteUrl,
+      port: deps.port,
+    });
+  }
+
+  /** A one-time console link for the developer (`POST /console/sessions`, `mkt sandbox start`). */
+  async link(who: ConsoleRequester): Promise<{ url: string; expires_at: string }> {
+    const token = randomId('at', 24);
+    await this.deps.saveToken({
+      token,
+      kind: 'access',
+      app_id: who.appId,
+      user_id: who.developerId,
+      scopes: [...CONSOLE_SCOPES],
+      expires_at: this.deps.now() + CONSOLE_SESSION_MS + 5 * 60_000,
+      family: randomId('con', 8),
+    });
+    const { ticket, expiresAt } = this.sessions.issueTicket({
+      developerId: who.developerId,
+      appId: who.keyId ? who.appId : null,
+      headers: { authorization: `Bearer ${token}` },
+      label: who.label,
+    });
+    return {
+      url: `${this.deps.siteUrl()}/console/enter?ticket=${ticket}`,
+      expires_at: new Date(expiresAt).toISOString(),
+    };
+  }
+
+  /**
+   * Keeps a finished API request in the log of the caller's app (and of the app its path names, when
+   * the caller manages it). `ownerOf` answers an app's developer.
+   */
+  recordRequest(input: {
+    id: string;
+    startedAt: number;
+    method: string;
+    url: string;
+    status: number;
+    caller: LoggedCaller;
+    errorCode?: string;
+    ownerOf: (appId: string) => string | undefined;
+  }): void {
+    const record = requestRecord({ ...input, now: this.deps.now() });
+    for (const appId of loggedApps(input.caller, input.url, input.ownerOf))
+      this.requestLog.append(appId, record);
+  }
+}
