@@ -2,6 +2,14 @@
 // `mkt --version` without loading anything; everything else through oclif, bundled in dist/
 // (esbuild.config.js, src/boot.ts): commands are found from oclif.manifest.json and only the one
 // run is evaluated. CommonJS (bin/package.json, dist/package.json): a run starts no ES module loader.
+// --no-color works anywhere before `--`, on every command, as chalk and users expect: a switch for the
+// whole run (FORCE_COLOR=0, which chalk and src/output/colour.ts read), not a flag of each command.
+const end = process.argv.indexOf('--');
+const noColor = process.argv.findIndex((a, i) => i > 1 && (end < 0 || i < end) && a === '--no-color');
+if (noColor > 1) {
+  process.argv.splice(noColor, 1);
+  process.env.FORCE_COLOR = '0';
+}
 const argv = process.argv.slice(2);
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 13)) {

@@ -1,5 +1,6 @@
 // Colour goes through chalk: FORCE_COLOR turns it on (even piped) or off, NO_COLOR counts only when
 // not empty, CI turns it off; the escape codes are chalk's, none written by hand.
+import { stripVTControlCharacters } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { baseEnv, MKT_BIN, runMkt, tempDir } from '../support/cli.js';
 import { typeInTerminal } from '../support/terminal.js';
@@ -20,6 +21,16 @@ describe('colour', () => {
     expect((await unset({ FORCE_COLOR: '1' })).stderr).toContain(RED_ERROR);
     expect((await unset({ FORCE_COLOR: '0' })).stderr).not.toContain('\u001b[');
     expect((await unset({})).stderr).not.toContain('\u001b[');
+  });
+
+  it('--no-color turns it off on any command, even against FORCE_COLOR', async () => {
+    const plain = await runMkt(['config', 'get', 'app', '--no-color'], dir.path, {
+      env: { FORCE_COLOR: '1' },
+    });
+    const coloured = await unset({ FORCE_COLOR: '1' });
+    expect(plain.code).toBe(coloured.code);
+    expect(plain.stderr).not.toContain('\u001b[');
+    expect(plain.stderr).toBe(stripVTControlCharacters(coloured.stderr));
   });
 
   it('on a terminal: NO_COLOR="" is not set, NO_COLOR=1 and CI=true are', async () => {
