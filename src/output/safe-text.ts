@@ -31,3 +31,10 @@ export function safeLine(text: string): string {
   }
   return out + safeText(text.slice(last));
 }
+
+/** A text shown in one table cell or line: whitespace runs as one space, cut at `max` characters. */
+export function oneLine(text: string | null, max = 60): string | null {
+  if (text === null) return null;
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -36,8 +36,14 @@ export interface ForwardResult {
   ok: boolean;
   status: number | null;
   error: string | null;
+  /** From sending to the end of the answer. */
   ms: number;
+  /** The start of the answer's body (at most EXCERPT_BYTES, as UTF-8), or null when it had none. */
+  excerpt: string | null;
 }
+
+/** How much of the handler's answer is kept: enough to read an error, bounded whatever it sends. */
+export const EXCERPT_BYTES = 2048;
 
 /** Forwards to one URL: its connections are kept and reused; `close` ends them. */
 export interface Forward {
@@ -51,8 +57,9 @@ const NO_ANSWER = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 /**
  * POSTs the exact bytes with the original headers to `url`; a 2xx answer is success. It never
  * rejects: a refused connection, a reset or no answer within `timeoutMs` is an error result. Through
- * undici's pool and its dispatch handler (the answer's body is dropped as it comes, never buffered
- * or streamed): under half the CPU of node:http's client per forward (BENCHMARKS.md).
+ * undici's pool and its dispatch handler (of the answer's body only its first EXCERPT_BYTES are
+ * kept, the rest dropped as it comes): under half the CPU of node:http's client per forward
+ * (BENCHMARKS.md).
  */
 export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forward {
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -79,6 +86,9 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
       const started = performance.now();
       const ms = () => Math.round((performance.now() - started) * 10) / 10;
       let status = 0;
+      const kept: Buffer[] = [];
+      let keptBytes = 0;
+      const excerpt = () => (keptBytes ? Buffer.concat(kept).toString('utf8') : null);
       // undici's own handler interface (pinned version): its client calls these directly.
       client.dispatch(
         { path, method: 'POST', headers: headerList(headers), body },
@@ -88,9 +98,16 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
             status = statusCode;
             return true;
           },
-          onData: () => true,
+          onData(chunk: Buffer) {
+            if (keptBytes < EXCERPT_BYTES) {
+              const part = chunk.subarray(0, EXCERPT_BYTES - keptBytes);
+              kept.push(Buffer.from(part));
+              keptBytes += part.length;
+            }
+            return true;
+          },
           onComplete() {
-            resolve({ ok: status >= 200 && status < 300, status, error: null, ms: ms() });
+            resolve({ ok: status >= 200 && status < 300, status, error: null, ms: ms(), excerpt: excerpt() });
           },
           onError(err) {
             const { code, message } = err as NodeJS.ErrnoException;
@@ -99,7 +116,7 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
               : code && !code.startsWith('UND_ERR_')
                 ? code // ECONNREFUSED, ECONNRESET…
                 : message;
-            resolve({ ok: false, status: null, error, ms: ms() });
+            resolve({ ok: false, status: status || null, error, ms: ms(), excerpt: excerpt() });
           },
         },
       );

@@ -324,6 +324,44 @@ describe('mkt webhooks listen', () => {
     expect(accepted()).toHaveLength(ids.length);
   });
 
+  it('records what the handler answered: its status, how long it took and the start of its body', async () => {
+    const said = `{"error":"unknown plan"}\n${'x'.repeat(5000)}`;
+    const handler = await startServer((_req, res) => {
+      res.writeHead(422, { 'content-type': 'application/json' }).end(said);
+    });
+    try {
+      const l = spawnListen(
+        ['--app', app(), '--forward-to', `${handler.url}/hook`, '--forward-tries', '1'],
+        fx.dir,
+        env(),
+      );
+      fx.running.push(l);
+      await ready(l);
+      const id = await send('subscription.created');
+      await l.waitFor((lines) => lines.some((x) => x.type === 'forward_failed' && x.id === id));
+      const line = l.lines.find((x) => x.type === 'forward_failed')!;
+      // Bounded: the first 2 KiB of what the handler said, never the whole answer.
+      expect(line).toMatchObject({ response_status: 422, response_excerpt: said.slice(0, 2048) });
+      expect(line.response_ms).toBeGreaterThan(0);
+      const listed = await runMkt(['webhooks', 'deliveries', '--app', app(), '--json'], fx.dir, {
+        env: env(),
+      });
+      const summary = JSON.parse(listed.stdout).find((d: { id: string }) => d.id === id);
+      expect(summary).toMatchObject({
+        status: 'failed',
+        response_status: 422,
+        response_excerpt: said.slice(0, 2048),
+      });
+      expect(summary.latency_ms).toBeGreaterThan(0);
+      const table = await runMkt(['webhooks', 'deliveries', '--app', app()], fx.dir, { env: env() });
+      expect(table.stdout).toContain('{"error":"unknown plan"} xxx');
+      l.child.kill('SIGINT');
+      await l.exit();
+    } finally {
+      await handler.close();
+    }
+  });
+
   it('resends a journaled delivery to the recorded target', async () => {
     const l = listen();
     await ready(l);

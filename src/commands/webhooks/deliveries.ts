@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { optionalAppId } from '../../apps/resolve.js';
 import { BaseCommand } from '../../base-command.js';
 import { flags } from '../../flags.js';
+import { oneLine } from '../../output/safe-text.js';
 import type { DeliveryStatus } from '../../webhooks/journal.js';
 
 export default class WebhooksDeliveries extends BaseCommand<typeof WebhooksDeliveries> {
@@ -39,6 +40,8 @@ export default class WebhooksDeliveries extends BaseCommand<typeof WebhooksDeliv
         { header: 'source', get: (d) => d.source },
         { header: 'attempts', get: (d) => d.attempts },
         { header: 'response', get: (d) => d.response_status },
+        { header: 'ms', get: (d) => d.latency_ms },
+        { header: 'answer', get: (d) => oneLine(d.response_excerpt) },
         { header: 'reason', get: (d) => d.reason },
       ]);
       if (rows.length === 0) deps.out.info(`No deliveries in ${dir}.`);

@@ -38,6 +38,9 @@ export interface StatusRecord {
   status: DeliveryStatus;
   attempts?: number;
   response_status?: number;
+  /** How long the handler took to answer, and the start of what it said (forward.ts EXCERPT_BYTES). */
+  latency_ms?: number;
+  response_excerpt?: string;
   error?: string;
   reason?: string;
   forward_to?: string;
@@ -68,6 +71,8 @@ export interface DeliverySummary {
   updated_at: string;
   attempts: number;
   response_status: number | null;
+  latency_ms: number | null;
+  response_excerpt: string | null;
   reason: string | null;
   forward_to: string | null;
 }
@@ -94,6 +99,8 @@ export function summarize(records: JournalRecord[]): DeliverySummary[] {
         updated_at: r.at,
         attempts: 0,
         response_status: null,
+        latency_ms: null,
+        response_excerpt: null,
         reason: null,
         forward_to: r.forward_to ?? null,
       });
@@ -106,6 +113,9 @@ export function summarize(records: JournalRecord[]): DeliverySummary[] {
     s.updated_at = r.at;
     s.attempts += r.attempts ?? 0;
     if (r.response_status !== undefined) s.response_status = r.response_status;
+    if (r.latency_ms !== undefined) s.latency_ms = r.latency_ms;
+    if (r.response_excerpt !== undefined || r.response_status !== undefined)
+      s.response_excerpt = r.response_excerpt ?? null;
     s.reason = r.reason ?? r.error ?? (r.status === 'forwarded' ? null : s.reason);
     if (r.forward_to) s.forward_to = r.forward_to;
   }

@@ -11,6 +11,9 @@ export interface DeliveryReport {
   signature: 'valid' | 'invalid' | 'missing' | 'malformed';
   status: 'forwarded' | 'failed' | 'refused' | 'received' | 'duplicate' | 'filtered' | 'pending';
   response_status: number | null;
+  /** The handler's answer: how long it took (ms) and the start of its body. */
+  response_ms: number | null;
+  response_excerpt: string | null;
   attempts: number;
   reason: string | null;
   latency_ms: number | null;
@@ -32,6 +35,8 @@ export function deliveryReport(
     signature,
     status,
     response_status: null,
+    response_ms: null,
+    response_excerpt: null,
     attempts: 0,
     reason: null,
     latency_ms: null,

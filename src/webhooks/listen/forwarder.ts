@@ -148,6 +148,8 @@ export class Forwarder {
       status: result.ok ? 'forwarded' : 'failed',
       attempts,
       response_status: result.status ?? undefined,
+      latency_ms: result.ms,
+      response_excerpt: result.excerpt ?? undefined,
       error,
       // Named when it is not the target the delivery was journaled for.
       forward_to: record.forward_to === target ? undefined : target,
@@ -156,6 +158,8 @@ export class Forwarder {
       const r = deliveryReport(record, at, result.ok ? 'forwarded' : 'failed');
       r.attempts = attempts;
       r.response_status = result.status;
+      r.response_ms = result.ms;
+      r.response_excerpt = result.excerpt;
       if (result.ok) {
         r.latency_ms = Math.max(0, this.o.clock.now() - job.started);
         this.o.emit({ type: 'forwarded', report: r });

@@ -1,4 +1,5 @@
 import type { Output } from '../../output/output.js';
+import { oneLine } from '../../output/safe-text.js';
 import type { DeliveryReport, ListenEvent } from './events.js';
 
 const json = JSON.stringify;
@@ -9,7 +10,7 @@ const json = JSON.stringify;
  * test of this file checks that every field of a report is written.
  */
 export function reportLine(type: string, r: DeliveryReport, resend?: string): string {
-  return `{"type":"${type}","time":"${r.time}","id":${json(r.id)},"event":${json(r.event)},"source":"${r.source}","seq":${r.seq},"signature":"${r.signature}","status":"${r.status}","response_status":${r.response_status},"attempts":${r.attempts},"reason":${json(r.reason)},"latency_ms":${r.latency_ms}${resend === undefined ? '' : `,"resend":${json(resend)}`}}`;
+  return `{"type":"${type}","time":"${r.time}","id":${json(r.id)},"event":${json(r.event)},"source":"${r.source}","seq":${r.seq},"signature":"${r.signature}","status":"${r.status}","response_status":${r.response_status},"response_ms":${r.response_ms},"response_excerpt":${json(r.response_excerpt)},"attempts":${r.attempts},"reason":${json(r.reason)},"latency_ms":${r.latency_ms}${resend === undefined ? '' : `,"resend":${json(resend)}`}}`;
 }
 
 /**
@@ -128,5 +129,7 @@ function line(r: DeliveryReport): string {
     r.status === 'forwarded'
       ? `→ ${r.response_status}${r.attempts > 1 ? ` after ${r.attempts} tries` : ''}`
       : r.status + (r.reason ? ` (${r.reason})` : ''),
+    // What the handler said when it refused: the first words of its answer.
+    ...(r.status === 'failed' && r.response_excerpt ? [`answer: ${oneLine(r.response_excerpt)}`] : []),
   ].join('  ');
 }
