@@ -1,12 +1,13 @@
 // The sandbox on SQLite and Hono against today's (main at d8f60db: the JSON-lines log and the
 // hand-built router), in one run with interleaved rounds on the same machine:
 //   - requests per second: reads (GET /api/v1/whoami, GET /api/v1/entitlements with live keys in
-//     rotation) and writes (PATCH /api/v1/simulator/users/{id} with a developer token, each answered
+//     rotation) and writes (PATCH /api/v1/apps/{id}/plans/{plan} with a developer token, each answered
 //     only once it is on disk), CONCURRENCY keep-alive clients;
 //   - start-up (startSandbox until it listens, then close) on a data folder of 1,000 and of 100,000
 //     records (test users with their subscriptions), written in today's log format; the new sandbox
 //     imports that folder once, then every start is measured.
-// Today's code is built into a temporary folder from `git archive d8f60db` (tsc of its src/).
+// Today's sandbox is bundled into a temporary folder from `git archive d8f60db` (esbuild, which takes
+// its src/ as it was whatever the packages installed now: its CLI half no longer type-checks against them).
 //
 // Run: npm run build && node bench/sandbox.js
 import { execFileSync } from 'node:child_process';
@@ -29,7 +30,15 @@ const work = mkdtempSync(join(tmpdir(), 'mkt-bench-sandbox-'));
 const todayDir = join(work, 'today');
 execFileSync('sh', ['-c', `mkdir -p ${todayDir} && git -C ${root} archive ${BASE} | tar -x -C ${todayDir}`]);
 symlinkSync(join(root, 'node_modules'), join(todayDir, 'node_modules'));
-execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(todayDir, 'tsconfig.build.json')]);
+execFileSync(join(root, 'node_modules/.bin/esbuild'), [
+  join(todayDir, 'src/sandbox/index.ts'),
+  '--bundle',
+  '--platform=node',
+  '--format=esm',
+  '--packages=external',
+  '--log-level=warning',
+  `--outfile=${join(todayDir, 'build/sandbox/index.js')}`,
+]);
 const today = await import(join(todayDir, 'build/sandbox/index.js'));
 const current = await import(join(root, 'dist/sandbox/index.js'));
 const CODES = { today: today.startSandbox, sqlite: current.startSandbox };
@@ -124,9 +133,8 @@ async function measure(t, endpoint) {
     const user = t.users[i % t.users.length];
     const res =
       endpoint === 'writes'
-        ? await send(t.sb.port, 'PATCH', `/api/v1/simulator/users/${user}`, t.auth, {
-            app_id: t.sb.seed.app.id,
-            status: i % 2 ? 'active' : 'trialing',
+        ? await send(t.sb.port, 'PATCH', `/api/v1/apps/${t.sb.seed.app.id}/plans/pro-monthly`, t.auth, {
+            name: `Pro ${i}`,
           })
         : await send(
             t.sb.port,

@@ -37,21 +37,38 @@ beforeAll(async () => {
 });
 afterAll(() => reference.remove());
 
-/** Runs one of the two entry points with the same environment and a fresh config folder. */
+/** Runs one of the two entry points with the same environment and a fresh config folder of its own. */
+let runs = 0;
 async function run(bin: string, args: string[], env: Record<string, string | undefined>): Promise<MktResult> {
-  const dir = join(ctx.dir, 'one-path');
-  await rm(dir, { recursive: true, force: true });
+  const dir = join(ctx.dir, `one-path-${++runs}`);
   await mkdir(dir);
-  return runMkt(args, dir, { bin, cwd: dir, env: { COLUMNS: '100', ...env } });
+  try {
+    return await runMkt(args, dir, { bin, cwd: dir, env: { COLUMNS: '100', ...env } });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Checks each of `cases` with `check`, four at a time (each a pair of processes that only read). */
+async function eachOf<T>(cases: T[], check: (c: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < cases.length) await check(cases[next++]!);
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
 }
 
 async function expectSame(args: string[], env: Record<string, string | undefined> = {}) {
   const bundled = await run(MKT_BIN, args, env);
   const plain = await run(referenceBin, args, env);
-  // Process ids and the server's request ids differ from run to run.
+  // Process ids, the server's request ids and each run's config folder differ from run to run.
   const pid = (r: MktResult) => ({
     ...r,
-    stderr: r.stderr.replace(/\(node:\d+\)/g, '(node:PID)').replace(/req_[0-9a-f]+/g, 'req_ID'),
+    stdout: r.stdout.replace(/one-path-\d+/g, 'one-path-N'),
+    stderr: r.stderr
+      .replace(/\(node:\d+\)/g, '(node:PID)')
+      .replace(/req_[0-9a-f]+/g, 'req_ID')
+      .replace(/one-path-\d+/g, 'one-path-N'),
   });
   expect({ args, ...pid(bundled) }).toEqual({ args, ...pid(plain) });
   return bundled;
@@ -72,15 +89,16 @@ describe('the bundled CLI is oclif unchanged', () => {
     const screens = [[], ['--help'], ['help'], ['help', 'apps', 'list'], ['-h'], ['--version']];
     for (const topic of topics) screens.push([topic], [topic, '--help']);
     for (const id of ids) screens.push([...id.split(':'), '--help']);
-    for (const args of screens) {
+    await eachOf(screens, async (args) => {
       const r = await expectSame(args);
       expect(r.stdout + r.stderr, args.join(' ')).not.toBe('');
-    }
+    });
   }, 300_000);
 
   it('gives every command the same usage errors', async () => {
-    for (const id of Object.keys(manifest.commands))
+    await eachOf(Object.keys(manifest.commands), async (id) => {
       await expectSame([...id.split(':'), '--no-such-flag'], { MKT_SITE_URL: ctx.sandbox.siteUrl });
+    });
     await expectSame(['whoam']);
     await expectSame(['apps', 'lsit']);
   }, 300_000);

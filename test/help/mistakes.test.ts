@@ -63,13 +63,13 @@ describe('words a command does not take, and commands a topic does not have', ()
   it("an unknown command of a real topic is named whole, with the topic's real commands", async () => {
     const res = await runMkt(['apps', 'frobnicate'], dir.path);
     expect(res.stderr).toContain('"apps frobnicate" is not a mkt command.');
-    expect(res.stderr).toMatch(/The apps commands: create, delete, get, list, .*use\./);
+    expect(res.stderr).toMatch(/The apps commands: create, delete, get, list, .*use, verify-context-token\./);
     expect(res.stderr).not.toContain('api');
     expect(res.stderr).toContain('Try: mkt apps --help');
     expect(res.code).toBe(127);
     const nested = await runMkt(['simulator', 'users', 'frobnicate'], dir.path);
     expect(nested.stderr).toContain('"simulator users frobnicate" is not a mkt command.');
-    expect(nested.stderr).toContain('The simulator users commands: create');
+    expect(nested.stderr).toContain('The simulator users commands: cancel, create, get, list, revoke, update.');
     expect(nested.stderr).not.toContain('simulator check');
   });
 

@@ -56,16 +56,17 @@ describe('mkt entitlements --feature', () => {
       (u) => u.status === 'active' && u.plan === ctx.sandbox.seed.users[0]!.plan,
     )!;
     const res = await mkt(['entitlements', '--user', ada.id, '--feature', proFeature]);
-    expect(res.stderr).toContain(`"${proFeature}" is included`);
+    expect(res.stderr).toContain(`includes "${proFeature}"`);
     expect(res.code).toBe(0);
     expect(res.stdout).toBe('');
   });
 
-  it('exits 3 and says why for a past-due subscriber and for a plan without the feature', async () => {
+  it('keeps a past-due subscriber in (until the grace period ends), and exits 3 with why for a plan without the feature', async () => {
+    // docs/DECISIONS.md §5: past_due keeps paid access until expires_at (the end of the grace period).
     const pat = ctx.sandbox.seed.users.find((u) => u.status === 'past_due')!;
     const late = await mkt(['entitlements', '--user', pat.id, '--feature', proFeature]);
-    expect(late.code).toBe(3);
-    expect(late.stderr).toContain('is past_due');
+    expect(late.code).toBe(0);
+    expect(late.stderr).toContain('past_due');
     const fred = ctx.sandbox.seed.users.find((u) => u.plan === 'free')!;
     const free = await mkt(['entitlements', '--user', fred.id, '--feature', proFeature]);
     expect(free.code).toBe(3);

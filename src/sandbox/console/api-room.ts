@@ -34,11 +34,12 @@ const params = (q: Record<string, string | undefined>) =>
  * the caller is known): status, latency, credential, user, and the error code when it failed.
  */
 export const requestLogging = createMiddleware<SandboxEnv>(async (c, next) => {
-  const startedAt = c.var.core.now();
+  const startedAt = c.get('core').now();
   try {
     await next();
   } finally {
-    const { core, principal } = c.var;
+    const core = c.get('core');
+    const principal = c.get('principal');
     const error = c.error;
     core.console.recordRequest({
       id: String(c.env.outgoing.getHeader('x-request-id') ?? ''),
@@ -58,7 +59,8 @@ export const consoleApi = new Hono<SandboxEnv>()
   // A console link for the developer: asked with one of their app's keys (the console then shows
   // that app only) or their own sign-in with apps:write (the simulator never issues that scope).
   .post('/console/sessions', noQuery, emptyBody, async (c) => {
-    const { core, principal: p } = c.var;
+    const core = c.get('core');
+    const p = c.get('principal');
     if (p.kind === 'token') requireScope(p, 'apps:write');
     const developer = p.kind === 'key' ? core.ledger.user(p.app.owner_id) : p.user;
     if (!developer) throw new SandboxApiError(404, 'not_found', 'The developer of this app is gone.');
@@ -78,19 +80,21 @@ export const consoleApi = new Hono<SandboxEnv>()
     query(z.strictObject({ event: optional, state: optional, limit: optional, cursor: optional })),
     (c) => {
       const app = routeApp(c);
-      return c.json(answer(() => listDeliveries(c.var.core.console.deliveries, app.id, params(c.var.query))));
+      return c.json(
+        answer(() => listDeliveries(c.get('core').console.deliveries, app.id, params(c.get('query')))),
+      );
     },
   )
   .get('/apps/:app_id/deliveries/:delivery_id', noQuery, (c) => {
     const app = routeApp(c);
     return c.json(
-      answer(() => getDelivery(c.var.core.console.deliveries, app.id, c.req.param('delivery_id'))),
+      answer(() => getDelivery(c.get('core').console.deliveries, app.id, c.req.param('delivery_id'))),
     );
   })
   // One attempt now, answered with the delivery and that attempt.
   .post('/apps/:app_id/deliveries/:delivery_id/resend', noQuery, emptyBody, async (c) => {
     const app = routeApp(c);
-    const { core } = c.var;
+    const core = c.get('core');
     const id = c.req.param('delivery_id');
     const record = core.console.deliveries.record(app.id, id);
     if (!record) throw new SandboxApiError(404, 'not_found', `No delivery "${id}" of app "${app.id}".`);
@@ -117,7 +121,9 @@ export const consoleApi = new Hono<SandboxEnv>()
     ),
     (c) => {
       const app = routeApp(c);
-      return c.json(answer(() => listRequests(c.var.core.console.requestLog, app.id, params(c.var.query))));
+      return c.json(
+        answer(() => listRequests(c.get('core').console.requestLog, app.id, params(c.get('query')))),
+      );
     },
   )
   // Server-Sent Events, resuming after Last-Event-ID; written to the Node response as the relay is.
@@ -134,9 +140,9 @@ export const consoleApi = new Hono<SandboxEnv>()
     };
     const stop = answer(() =>
       streamRequests(
-        c.var.core.console.requestLog,
+        c.get('core').console.requestLog,
         app.id,
-        params(c.var.query),
+        params(c.get('query')),
         c.req.header('last-event-id'),
         write,
       ),

@@ -106,5 +106,5 @@ export function requireTestMode(principal: Principal): void {
 
 /** The app named by the route's `:app_id`, which the caller may manage (404 or 403 otherwise). */
 export function routeApp(c: RouteContext): AppRecord {
-  return ownedApp({ core: c.var.core, principal: c.var.principal }, c.req.param('app_id')!);
+  return ownedApp({ core: c.get('core'), principal: c.get('principal') }, c.req.param('app_id')!);
 }

@@ -17,7 +17,8 @@ export interface SandboxEnv {
 
 /** What helpers take of a route's context (any route's, whatever its body and query). */
 export interface RouteContext {
-  var: Readonly<SandboxEnv['Variables']>;
+  /** What the middleware set (`c.get`, not `c.var`: Hono builds a new object at each `c.var`). */
+  get<K extends keyof SandboxEnv['Variables']>(key: K): SandboxEnv['Variables'][K];
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   req: HonoRequest<any, any>;
   env: HttpBindings;

@@ -10,7 +10,7 @@ import { SandboxApiError } from './problem.js';
  * is served; anything else gets 421 before routing.
  */
 export const hostRule = createMiddleware<SandboxEnv>(async (c, next) => {
-  const port = c.var.core.port;
+  const port = c.get('core').port;
   if (!isLocalHost(c.req.header('host'), port)) {
     throw new SandboxApiError(
       421,
@@ -33,28 +33,28 @@ export const decodablePath = createMiddleware<SandboxEnv>(async (c, next) => {
   await next();
 });
 
-/** Authenticates an API request (a Bearer token or an API key) as `c.var.principal`, or 401. */
+/** Authenticates an API request (a Bearer token or an API key) as `c.get('principal')`, or 401. */
 export const authentication = createMiddleware<SandboxEnv>(async (c, next) => {
-  const principal = authenticate(c.var.core, c.env.incoming.headers);
+  const principal = authenticate(c.get('core'), c.env.incoming.headers);
   c.set('principal', principal);
   // Usage (docs/DECISIONS.md §5): every request made with a user's access token counts.
-  if (principal.kind === 'token') c.var.core.life.countCall(principal.app.id, principal.user.id);
+  if (principal.kind === 'token') c.get('core').life.countCall(principal.app.id, principal.user.id);
   await next();
 });
 
 /** An API key's per-minute limit (wire.ts RATE_LIMITS); the headers go on every answer, 429 included. */
 export const rateLimit = createMiddleware<SandboxEnv>(async (c, next) => {
-  const p = c.var.principal;
+  const p = c.get('principal');
   if (p.kind === 'key') {
     const limit = RATE_LIMITS[p.key.mode];
-    const decision = c.var.core.rateLimiter.take(p.key.key, limit);
+    const decision = c.get('core').rateLimiter.take(p.key.key, limit);
     c.set('rateHeaders', decision.headers);
     if (!decision.allowed) {
       throw new SandboxApiError(429, 'rate_limited', `Rate limit of ${limit} requests per minute exceeded.`);
     }
   }
   await next();
-  for (const [name, value] of Object.entries(c.var.rateHeaders ?? {})) c.res.headers.set(name, value);
+  for (const [name, value] of Object.entries(c.get('rateHeaders') ?? {})) c.res.headers.set(name, value);
 });
 
 /**
@@ -62,14 +62,14 @@ export const rateLimit = createMiddleware<SandboxEnv>(async (c, next) => {
  * a 2xx means committed; a commit that fails (a full disk) turns the answer into 507.
  */
 export const committed = createMiddleware<SandboxEnv>(async (c, next) => {
-  const from = c.var.core.ledger.mark();
+  const from = c.get('core').ledger.mark();
   await next();
-  if (c.req.method !== 'GET') await c.var.core.ledger.settled(from);
+  if (c.req.method !== 'GET') await c.get('core').ledger.settled(from);
 });
 
 /** A browser sends `Origin` with every POST; only this sandbox's own pages may submit a form (CSRF). */
 export const sameOriginForm = createMiddleware<SandboxEnv>(async (c, next) => {
-  const port = c.var.core.port;
+  const port = c.get('core').port;
   const origin = c.req.header('origin');
   const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`];
   if ((origin !== undefined && !own.includes(origin)) || c.req.header('sec-fetch-site') === 'cross-site') {

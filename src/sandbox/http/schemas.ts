@@ -96,7 +96,7 @@ function describe(issue: z.core.$ZodIssue, where: 'body' | 'query', input: unkno
 /**
  * Reads the JSON object body (an empty body is `{}`; 413, 415 and `invalid_json` as in
  * docs/PROTOCOL.md) and checks it against `schema` before the handler runs; the handler reads
- * `c.var.body`, typed by the schema.
+ * `c.get('body')`, typed by the schema.
  */
 export function jsonBody<S extends z.ZodType>(schema: S) {
   return createMiddleware<SandboxEnv & { Variables: { body: z.output<S> } }>(async (c, next) => {
@@ -113,7 +113,7 @@ export const emptyBody = jsonBody(z.strictObject({}));
 
 /**
  * Checks the query string against `schema` (a strict object of optional strings): unknown and
- * repeated parameters are 400s; the handler reads `c.var.query`.
+ * repeated parameters are 400s; the handler reads `c.get('query')`.
  */
 export function query<S extends z.ZodType>(schema: S) {
   return createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {

@@ -21,14 +21,14 @@ const appFields = {
 export const appsApi = new Hono<SandboxEnv>()
   // With a key, its one app; with a developer token, every app the developer owns.
   .get('/apps', listQuery, (c) => {
-    const p = c.var.principal;
-    const { ledger } = c.var.core;
+    const p = c.get('principal');
+    const { ledger } = c.get('core');
     const ids = p.kind === 'key' ? [p.app.id] : ledger.appIds(developerId(p));
     const view = (id: string) => {
       const app = ledger.app(id);
       return app && appView(app);
     };
-    return c.json(paginate(c.var.query, ids, view), 200);
+    return c.json(paginate(c.get('query'), ids, view), 200);
   })
   // Creates an app for the developer (a key is refused); the answer carries the client secret once.
   .post(
@@ -43,8 +43,8 @@ export const appsApi = new Hono<SandboxEnv>()
       }),
     ),
     (c) => {
-      const owner = developerId(c.var.principal);
-      const input = c.var.body;
+      const owner = developerId(c.get('principal'));
+      const input = c.get('body');
       const app: AppRecord = {
         id: randomId('app', 8),
         owner_id: owner,
@@ -55,9 +55,9 @@ export const appsApi = new Hono<SandboxEnv>()
         webhook_url: input.webhook_url ?? null,
         embed_url: input.embed_url ?? null,
         webhook_secret: newWebhookSecret(),
-        created_at: isoStamp(c.var.core.now()),
+        created_at: isoStamp(c.get('core').now()),
       };
-      c.var.core.ledger.commit({ op: 'app', v: app });
+      c.get('core').ledger.commit({ op: 'app', v: app });
       return c.json({ ...appView(app), client_secret: app.client_secret }, 201);
     },
   )
@@ -76,30 +76,30 @@ export const appsApi = new Hono<SandboxEnv>()
     ),
     (c) => {
       const app = routeApp(c);
-      const input = c.var.body;
+      const input = c.get('body');
       if (Object.keys(input).length === 0) throw invalidRequest('Send at least one field to change.');
       const next: AppRecord = { ...app };
       if (input.name !== undefined) next.name = input.name;
       if (input.redirect_uris !== undefined) next.redirect_uris = input.redirect_uris;
       if (input.webhook_url !== undefined) next.webhook_url = input.webhook_url;
       if (input.embed_url !== undefined) next.embed_url = input.embed_url;
-      c.var.core.ledger.commit({ op: 'app', v: next });
+      c.get('core').ledger.commit({ op: 'app', v: next });
       return c.json(appView(next), 200);
     },
   )
   // The app with its plans, keys, test users and tokens; its streams close.
   .delete('/apps/:app_id', noQuery, (c) => {
     const app = routeApp(c);
-    c.var.core.ledger.commit({ op: 'app-', id: app.id });
-    c.var.core.relay.close((l) => l.appId === app.id);
+    c.get('core').ledger.commit({ op: 'app-', id: app.id });
+    c.get('core').relay.close((l) => l.appId === app.id);
     return c.body(null, 204);
   })
   // Rotates the client secret and shows it once; the app's streams close.
   .post('/apps/:app_id/client-secret', noQuery, emptyBody, (c) => {
     const app = routeApp(c);
     const next: AppRecord = { ...app, client_secret: newClientSecret() };
-    c.var.core.ledger.commit({ op: 'app', v: next });
-    c.var.core.relay.close((l) => l.appId === app.id);
+    c.get('core').ledger.commit({ op: 'app', v: next });
+    c.get('core').relay.close((l) => l.appId === app.id);
     return c.json({ ...appView(next), client_secret: next.client_secret }, 200);
   })
   .get('/apps/:app_id/webhook-secret', noQuery, (c) =>
@@ -110,7 +110,7 @@ export const appsApi = new Hono<SandboxEnv>()
   .post('/apps/:app_id/webhook-secret', noQuery, emptyBody, (c) => {
     const app = routeApp(c);
     const next = { ...app, webhook_secret: newWebhookSecret() };
-    c.var.core.ledger.commit({ op: 'app', v: next });
-    c.var.core.relay.close((l) => l.appId === app.id);
+    c.get('core').ledger.commit({ op: 'app', v: next });
+    c.get('core').relay.close((l) => l.appId === app.id);
     return c.json({ webhook_secret: next.webhook_secret }, 200);
   });

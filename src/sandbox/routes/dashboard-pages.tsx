@@ -104,12 +104,12 @@ function PickUserPage(props: { app: AppRecord; users: UserRecord[] }) {
 /** The index, the embedded-app dashboard and avatars. */
 export const dashboardPages = new Hono<SandboxEnv>()
   .get('/', (c) => {
-    const { ledger, siteUrl } = c.var.core;
+    const { ledger, siteUrl } = c.get('core');
     return page(c, 200, <IndexPage siteUrl={siteUrl} app={ledger.app(ledger.seed.app_id)} />);
   })
   // The embedded app, with a signed context token (a JWT) in its address.
   .get('/dashboard/apps/:app_id', (c) => {
-    const { ledger } = c.var.core;
+    const { ledger } = c.get('core');
     const app = ledger.app(c.req.param('app_id'));
     if (!app) throw notFound(`No app "${c.req.param('app_id')}".`);
     const userId = c.req.query('user_id');
@@ -123,7 +123,7 @@ export const dashboardPages = new Hono<SandboxEnv>()
       throw notFound(`No user "${userId}" on ${app.name}.`);
     }
     if (app.embed_url === null) return page(c, 200, <DashboardPage app={app} user={user} frameUrl={null} />);
-    const { core } = c.var;
+    const core = c.get('core');
     // A JWT (docs/DECISIONS.md, "Embedded apps"), on transport time: real (or a test's), never business time.
     const token = signContextToken(
       app.client_secret,
@@ -138,7 +138,7 @@ export const dashboardPages = new Hono<SandboxEnv>()
   })
   // The user's initial on a coloured square.
   .get('/avatars/:file', (c) => {
-    const user = c.var.core.ledger.user(c.req.param('file').replace(/\.svg$/, ''));
+    const user = c.get('core').ledger.user(c.req.param('file').replace(/\.svg$/, ''));
     if (!user) throw notFound('No such avatar.');
     const initial = (
       <text x="32" y="42" font-size="28" text-anchor="middle" fill="#fff" font-family="sans-serif">

@@ -10,20 +10,20 @@ import { profileView } from '../model.js';
 export const identityApi = new Hono<SandboxEnv>()
   // The token's user, or the developer who owns the key's app.
   .get('/whoami', noQuery, (c) => {
-    const p = c.var.principal;
+    const p = c.get('principal');
     requireScope(p, 'identity:read');
-    const user = p.kind === 'token' ? p.user : c.var.core.ledger.user(p.app.owner_id);
+    const user = p.kind === 'token' ? p.user : c.get('core').ledger.user(p.app.owner_id);
     if (!user) throw new SandboxApiError(404, 'not_found', 'The owner of this app no longer exists.');
-    return c.json(profileView(c.var.core, user), 200);
+    return c.json(profileView(c.get('core'), user), 200);
   })
   // A token needs no parameters; an API key names the user with `?user_id=`.
   .get(
     '/entitlements',
     query(z.strictObject({ user_id: z.string().optional(), app_id: z.string().optional() })),
     (c) => {
-      const p = c.var.principal;
+      const p = c.get('principal');
       requireScope(p, 'entitlements:read');
-      const appId = c.var.query.app_id;
+      const appId = c.get('query').app_id;
       if (appId !== undefined && appId !== p.app.id) {
         throw new SandboxApiError(
           403,
@@ -31,7 +31,7 @@ export const identityApi = new Hono<SandboxEnv>()
           `These credentials belong to app "${p.app.id}", not "${appId}".`,
         );
       }
-      let userId = c.var.query.user_id;
+      let userId = c.get('query').user_id;
       if (p.kind === 'token') {
         if (userId !== undefined && userId !== p.user.id) {
           throw new SandboxApiError(
@@ -46,11 +46,10 @@ export const identityApi = new Hono<SandboxEnv>()
       }
       if (!/^usr_[A-Za-z0-9]+$/.test(userId))
         throw invalidRequest('Query parameter "user_id" must look like usr_….');
-      if (c.var.core.ledger.user(userId) === undefined) {
+      if (c.get('core').ledger.user(userId) === undefined) {
         throw new SandboxApiError(404, 'not_found', `No user "${userId}".`);
       }
-      c.var.core.life.catchUp();
-      const ent = c.var.core.life.entitlement(p.app.id, userId);
+      const ent = c.get('core').life.currentEntitlement(p.app.id, userId);
       if (ent === null) {
         throw new SandboxApiError(
           404,

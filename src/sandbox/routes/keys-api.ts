@@ -13,35 +13,35 @@ import type { KeyRecord } from '../storage/records.js';
 export const keysApi = new Hono<SandboxEnv>()
   .get('/apps/:app_id/keys', listQuery, (c) => {
     const app = routeApp(c);
-    const { ledger } = c.var.core;
+    const { ledger } = c.get('core');
     const view = (id: string) => {
       const key = ledger.key(id);
       return key && keyView(key);
     };
-    return c.json(paginate(c.var.query, ledger.keyIds(app.id), view), 200);
+    return c.json(paginate(c.get('query'), ledger.keyIds(app.id), view), 200);
   })
   // The answer carries the secret once.
   .post('/apps/:app_id/keys', noQuery, jsonBody(z.strictObject({ mode: z.enum(['test', 'live']) })), (c) => {
     const app = routeApp(c);
-    const mode = c.var.body.mode;
+    const mode = c.get('body').mode;
     const key: KeyRecord = {
       id: randomId('key', 8),
       app_id: app.id,
       mode,
       key: newApiKey(mode),
-      created_at: isoStamp(c.var.core.now()),
+      created_at: isoStamp(c.get('core').now()),
     };
-    c.var.core.ledger.commit({ op: 'key', v: key });
+    c.get('core').ledger.commit({ op: 'key', v: key });
     return c.json({ ...keyView(key), key: key.key }, 201);
   })
   // The key stops working at once and its relay streams close.
   .delete('/apps/:app_id/keys/:key_id', noQuery, (c) => {
     const app = routeApp(c);
-    const key = c.var.core.ledger.key(c.req.param('key_id'));
+    const key = c.get('core').ledger.key(c.req.param('key_id'));
     if (!key || key.app_id !== app.id) {
       throw new SandboxApiError(404, 'not_found', `No key "${c.req.param('key_id')}".`);
     }
-    c.var.core.ledger.commit({ op: 'key-', id: key.id });
-    c.var.core.relay.close((l) => l.keyId === key.id);
+    c.get('core').ledger.commit({ op: 'key-', id: key.id });
+    c.get('core').relay.close((l) => l.keyId === key.id);
     return c.body(null, 204);
   });

@@ -20,8 +20,8 @@ const behaviour = z.enum(PAYMENT_BEHAVIOURS as ['succeeds', 'declines', 'decline
 
 /** Checks the caller may use the simulator on app `id` (test mode, its own app). */
 function simulatorApp(c: RouteContext, id: string): AppRecord {
-  requireTestMode(c.var.principal);
-  return ownedApp({ core: c.var.core, principal: c.var.principal }, id);
+  requireTestMode(c.get('principal'));
+  return ownedApp({ core: c.get('core'), principal: c.get('principal') }, id);
 }
 
 /** What `POST /simulator/events` answers for one delivery. */
@@ -42,9 +42,9 @@ function answer(event: string, r: EmitResult, transition: unknown) {
  */
 export const lifeApi = new Hono<SandboxEnv>()
   .get('/simulator/clock', noQuery, (c) => {
-    requireTestMode(c.var.principal);
-    c.var.core.life.catchUp();
-    return c.json(c.var.core.life.clockView(), 200);
+    requireTestMode(c.get('principal'));
+    c.get('core').life.catchUp();
+    return c.json(c.get('core').life.clockView(), 200);
   })
   // Business time moves forward; every transition on the way happens, in order, and is listed.
   .post(
@@ -52,15 +52,15 @@ export const lifeApi = new Hono<SandboxEnv>()
     noQuery,
     jsonBody(z.strictObject({ advance_s: int(1, 100 * 366 * 86_400).optional(), to: text(40).optional() })),
     (c) => {
-      requireTestMode(c.var.principal);
-      const input = c.var.body;
+      requireTestMode(c.get('principal'));
+      const input = c.get('body');
       if ((input.advance_s === undefined) === (input.to === undefined)) {
         throw invalidRequest('Send either "advance_s" (seconds) or "to" (an ISO 8601 time).');
       }
       if (input.to !== undefined && Number.isNaN(Date.parse(input.to))) {
         throw invalidRequest('Field "to" must be an ISO 8601 time.');
       }
-      return c.json(c.var.core.life.advance(input), 200);
+      return c.json(c.get('core').life.advance(input), 200);
     },
   )
   .get(
@@ -69,19 +69,19 @@ export const lifeApi = new Hono<SandboxEnv>()
       z.strictObject({ app_id: z.string(), limit: z.string().optional(), cursor: z.string().optional() }),
     ),
     (c) => {
-      const app = simulatorApp(c, c.var.query.app_id);
-      const { ledger, life } = c.var.core;
+      const app = simulatorApp(c, c.get('query').app_id);
+      const { ledger, life } = c.get('core');
       life.catchUp();
       const view = (id: string) => {
         const user = ledger.user(id);
         return user && life.userView(user, app.id);
       };
-      return c.json(paginate(c.var.query, ledger.userIds(app.id), view), 200);
+      return c.json(paginate(c.get('query'), ledger.userIds(app.id), view), 200);
     },
   )
   .get('/simulator/users/:user_id', query(z.strictObject({ app_id: z.string() })), (c) => {
-    const app = simulatorApp(c, c.var.query.app_id);
-    const { life } = c.var.core;
+    const app = simulatorApp(c, c.get('query').app_id);
+    const { life } = c.get('core');
     life.catchUp();
     return c.json(life.userView(life.testUser(app, c.req.param('user_id')), app.id), 200);
   })
@@ -101,9 +101,9 @@ export const lifeApi = new Hono<SandboxEnv>()
       }),
     ),
     (c) => {
-      const app = simulatorApp(c, c.var.body.app_id);
-      const { user } = c.var.core.life.createUser(app, c.var.body);
-      return c.json(c.var.core.life.userView(user, app.id), 201);
+      const app = simulatorApp(c, c.get('body').app_id);
+      const { user } = c.get('core').life.createUser(app, c.get('body'));
+      return c.json(c.get('core').life.userView(user, app.id), 201);
     },
   )
   // Payment behaviour, a plan change, a forced status (edge cases), in that order.
@@ -119,7 +119,7 @@ export const lifeApi = new Hono<SandboxEnv>()
       }),
     ),
     (c) => {
-      const { app_id, ...change } = c.var.body;
+      const { app_id, ...change } = c.get('body');
       if (
         change.plan === undefined &&
         change.payment_behaviour === undefined &&
@@ -128,19 +128,19 @@ export const lifeApi = new Hono<SandboxEnv>()
         throw invalidRequest('Send "plan", "payment_behaviour" or "status" to change.');
       }
       const app = simulatorApp(c, app_id);
-      const { user } = c.var.core.life.updateUser(app, c.req.param('user_id'), change);
-      return c.json(c.var.core.life.userView(user, app.id), 200);
+      const { user } = c.get('core').life.updateUser(app, c.req.param('user_id'), change);
+      return c.json(c.get('core').life.userView(user, app.id), 200);
     },
   )
   .post('/simulator/users/:user_id/cancel', noQuery, jsonBody(z.strictObject({ app_id: appId })), (c) => {
-    const app = simulatorApp(c, c.var.body.app_id);
-    const { user } = c.var.core.life.cancelUser(app, c.req.param('user_id'));
-    return c.json(c.var.core.life.userView(user, app.id), 200);
+    const app = simulatorApp(c, c.get('body').app_id);
+    const { user } = c.get('core').life.cancelUser(app, c.req.param('user_id'));
+    return c.json(c.get('core').life.userView(user, app.id), 200);
   })
   // The user removes the app: every token dies, relay streams close, `user.revoked` is sent.
   .post('/simulator/users/:user_id/revoke', noQuery, jsonBody(z.strictObject({ app_id: appId })), (c) => {
-    const app = simulatorApp(c, c.var.body.app_id);
-    const { user, scopes, tokens } = c.var.core.life.revokeUser(app, c.req.param('user_id'));
+    const app = simulatorApp(c, c.get('body').app_id);
+    const { user, scopes, tokens } = c.get('core').life.revokeUser(app, c.req.param('user_id'));
     return c.json({ user_id: user.id, app_id: app.id, scopes, tokens_revoked: tokens }, 200);
   })
   // Enacts the event (or, `synthetic`, sends it as given); answered after the first attempt.
@@ -156,7 +156,7 @@ export const lifeApi = new Hono<SandboxEnv>()
       }),
     ),
     async (c) => {
-      const input = c.var.body;
+      const input = c.get('body');
       const app = simulatorApp(c, input.app_id);
       const raw = input.data ?? {};
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -164,12 +164,12 @@ export const lifeApi = new Hono<SandboxEnv>()
       }
       const data = raw as Record<string, unknown>;
       if (input.synthetic) {
-        const result = await c.var.core.deliveries.emit(app, input.event, data, { synthetic: true });
+        const result = await c.get('core').deliveries.emit(app, input.event, data, { synthetic: true });
         return c.json(answer(input.event, result, null), 201);
       }
       let enacted;
       try {
-        enacted = enactEvent(c.var.core, c.var.core.life, app, input.event, data);
+        enacted = enactEvent(c.get('core'), c.get('core').life, app, input.event, data);
       } catch (e) {
         throw apiError(e);
       }
@@ -185,13 +185,13 @@ export const lifeApi = new Hono<SandboxEnv>()
     noQuery,
     jsonBody(z.strictObject({ app_id: appId, user_id: userId, feature: text(64) })),
     (c) => {
-      const input = c.var.body;
+      const input = c.get('body');
       const app = simulatorApp(c, input.app_id);
-      const user = c.var.core.ledger.user(input.user_id);
+      const user = c.get('core').ledger.user(input.user_id);
       if (!user || (user.app_id !== app.id && user.id !== app.owner_id)) {
         throw new SandboxApiError(404, 'not_found', `No user "${input.user_id}" on app "${app.id}".`);
       }
-      c.var.core.life.catchUp();
-      return c.json(c.var.core.life.check(app.id, user.id, input.feature), 200);
+      c.get('core').life.catchUp();
+      return c.json(c.get('core').life.check(app.id, user.id, input.feature), 200);
     },
   );

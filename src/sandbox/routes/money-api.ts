@@ -9,7 +9,7 @@ import { emptyBody, noQuery, query } from '../http/schemas.js';
 export const moneyApi = new Hono<SandboxEnv>()
   .get('/apps/:app_id/payouts', noQuery, (c) => {
     const app = routeApp(c);
-    const p = c.var.core.life.store.payouts(app.id);
+    const p = c.get('core').life.store.payouts(app.id);
     return c.json(
       {
         app_id: app.id,
@@ -23,9 +23,9 @@ export const moneyApi = new Hono<SandboxEnv>()
   // The URL of the simulated processor's connect page (single use, 10 minutes).
   .post('/apps/:app_id/payouts/link', noQuery, emptyBody, (c) => {
     const app = routeApp(c);
-    const link = c.var.core.life.startConnect(app.id);
+    const link = c.get('core').life.startConnect(app.id);
     return c.json(
-      { url: `${c.var.core.siteUrl}/payouts/connect/${link.id}`, expires_at: link.expires_at },
+      { url: `${c.get('core').siteUrl}/payouts/connect/${link.id}`, expires_at: link.expires_at },
       201,
     );
   })
@@ -41,7 +41,7 @@ export const moneyApi = new Hono<SandboxEnv>()
     ),
     (c) => {
       const app = routeApp(c);
-      const q = c.var.query;
+      const q = c.get('query');
       const limitText = q.limit ?? '20';
       if (!/^\d{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 100) {
         throw invalidRequest('Query parameter "limit" must be an integer from 1 to 100.');
@@ -50,7 +50,7 @@ export const moneyApi = new Hono<SandboxEnv>()
         throw invalidRequest('Query parameter "cursor" is not a cursor this server issued.');
       }
       const limit = Number(limitText);
-      const rows = c.var.core.life.store.payments(app.id, {
+      const rows = c.get('core').life.store.payments(app.id, {
         userId: q.user_id,
         after: Number(q.cursor ?? 0),
         limit: limit + 1,

@@ -14,7 +14,7 @@ const SPENT =
  */
 export const payoutsPages = new Hono<SandboxEnv>()
   .get('/payouts/connect/:link_id', (c) => {
-    const { life, ledger } = c.var.core;
+    const { life, ledger } = c.get('core');
     const link = life.connectLink(c.req.param('link_id'));
     const app = link && ledger.app(link.app_id);
     if (!link || !app) throw pageError('link_expired', SPENT, 404);
@@ -46,7 +46,7 @@ export const payoutsPages = new Hono<SandboxEnv>()
       throw pageError('invalid_request', 'Send the form as application/x-www-form-urlencoded.');
     }
     const form = new URLSearchParams(decodeUtf8(raw) ?? '');
-    const { life, ledger } = c.var.core;
+    const { life, ledger } = c.get('core');
     const link = life.takeConnectLink(c.req.param('link_id'), form.get('csrf_token') ?? '');
     const app = link && ledger.app(link.app_id);
     if (!link || !app) throw pageError('link_expired', SPENT, 403);

@@ -25,7 +25,7 @@ function checkPrice(kind: PlanRecord['kind'], price: PlanRecord['price']): void 
 }
 
 function routePlan(c: RouteContext, app: AppRecord): PlanRecord {
-  const plan = c.var.core.ledger.plan(app.id, c.req.param('plan_id')!);
+  const plan = c.get('core').ledger.plan(app.id, c.req.param('plan_id')!);
   if (!plan) {
     throw new SandboxApiError(404, 'not_found', `No plan "${c.req.param('plan_id')}" on app "${app.id}".`);
   }
@@ -37,10 +37,10 @@ export const plansApi = new Hono<SandboxEnv>()
   .get('/apps/:app_id/plans', listQuery, (c) => {
     const app = routeApp(c);
     const view = (id: string) => {
-      const plan = c.var.core.ledger.plan(app.id, id);
-      return plan && planView(c.var.core, plan);
+      const plan = c.get('core').ledger.plan(app.id, id);
+      return plan && planView(c.get('core'), plan);
     };
-    return c.json(paginate(c.var.query, c.var.core.ledger.planIds(app.id), view), 200);
+    return c.json(paginate(c.get('query'), c.get('core').ledger.planIds(app.id), view), 200);
   })
   // 409 when the id is taken.
   .post(
@@ -58,8 +58,8 @@ export const plansApi = new Hono<SandboxEnv>()
     ),
     (c) => {
       const app = routeApp(c);
-      const input = c.var.body;
-      if (c.var.core.ledger.plan(app.id, input.id)) {
+      const input = c.get('body');
+      if (c.get('core').ledger.plan(app.id, input.id)) {
         throw new SandboxApiError(409, 'conflict', `App "${app.id}" already has a plan "${input.id}".`);
       }
       const price = input.price ?? null;
@@ -73,14 +73,14 @@ export const plansApi = new Hono<SandboxEnv>()
         features: input.features ?? [],
         api_call_limit: input.api_call_limit ?? null,
         archived: false,
-        created_at: isoStamp(c.var.core.now()),
+        created_at: isoStamp(c.get('core').now()),
       };
-      c.var.core.ledger.commit({ op: 'plan', v: plan });
-      return c.json(planView(c.var.core, plan), 201);
+      c.get('core').ledger.commit({ op: 'plan', v: plan });
+      return c.json(planView(c.get('core'), plan), 201);
     },
   )
   .get('/apps/:app_id/plans/:plan_id', noQuery, (c) =>
-    c.json(planView(c.var.core, routePlan(c, routeApp(c))), 200),
+    c.json(planView(c.get('core'), routePlan(c, routeApp(c))), 200),
   )
   // Everything but `id` and `kind`.
   .patch(
@@ -99,7 +99,7 @@ export const plansApi = new Hono<SandboxEnv>()
     ),
     (c) => {
       const plan = routePlan(c, routeApp(c));
-      const input = c.var.body;
+      const input = c.get('body');
       if ('kind' in input || 'id' in input)
         throw invalidRequest('The fields "id" and "kind" cannot be changed.');
       const unknown = Object.keys(input).find(
@@ -114,18 +114,18 @@ export const plansApi = new Hono<SandboxEnv>()
       if (input.features !== undefined) next.features = input.features;
       if (input.api_call_limit !== undefined) next.api_call_limit = input.api_call_limit;
       if (input.archived !== undefined) next.archived = input.archived;
-      c.var.core.ledger.commit({ op: 'plan', v: next });
-      return c.json(planView(c.var.core, next), 200);
+      c.get('core').ledger.commit({ op: 'plan', v: next });
+      return c.json(planView(c.get('core'), next), 200);
     },
   )
   // 204, or 200 with the plan archived when it has subscribers.
   .delete('/apps/:app_id/plans/:plan_id', noQuery, (c) => {
     const plan = routePlan(c, routeApp(c));
-    const { ledger } = c.var.core;
+    const { ledger } = c.get('core');
     if (ledger.subscriberCount(plan.app_id, plan.id) > 0) {
       const archived = { ...plan, archived: true };
       ledger.commit({ op: 'plan', v: archived });
-      return c.json(planView(c.var.core, archived), 200);
+      return c.json(planView(c.get('core'), archived), 200);
     }
     ledger.commit({ op: 'plan-', app_id: plan.app_id, id: plan.id });
     return c.body(null, 204);

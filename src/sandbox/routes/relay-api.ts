@@ -16,7 +16,7 @@ export const relayApi = new Hono<SandboxEnv>().get(
   query(z.strictObject({ lastEventId: z.string().optional() })),
   (c) => {
     const app = routeApp(c);
-    const header = c.req.header('last-event-id') ?? c.var.query.lastEventId;
+    const header = c.req.header('last-event-id') ?? c.get('query').lastEventId;
     let lastEventId: number | undefined;
     if (header !== undefined && header !== '') {
       if (!/^\d{1,15}$/.test(header.trim())) {
@@ -24,9 +24,9 @@ export const relayApi = new Hono<SandboxEnv>().get(
       }
       lastEventId = Number(header.trim());
     }
-    const p = c.var.principal;
+    const p = c.get('principal');
     const owner = p.kind === 'key' ? { keyId: p.key.id } : { family: p.family };
-    void c.var.core.relay.subscribe(c.env.outgoing, { appId: app.id, ...owner }, lastEventId);
+    void c.get('core').relay.subscribe(c.env.outgoing, { appId: app.id, ...owner }, lastEventId);
     return RESPONSE_ALREADY_SENT;
   },
 );

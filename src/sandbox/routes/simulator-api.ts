@@ -12,8 +12,8 @@ const appId = text(64, /^app_[A-Za-z0-9]+$/);
 const scopeList = z.array(z.enum(SCOPES)).max(SCOPES.length);
 /** Checks the caller may use the simulator on app `id` (test mode, its own app). */
 function simulatorApp(c: RouteContext, id: string): AppRecord {
-  requireTestMode(c.var.principal);
-  return ownedApp({ core: c.var.core, principal: c.var.principal }, id);
+  requireTestMode(c.get('principal'));
+  return ownedApp({ core: c.get('core'), principal: c.get('principal') }, id);
 }
 
 /** The scopes a third-party app may ask for; the simulator never issues `apps:write` (docs/DECISIONS.md §2). */
@@ -31,7 +31,7 @@ export const simulatorApi = new Hono<SandboxEnv>()
     noQuery,
     jsonBody(z.strictObject({ app_id: appId, user_id: userId, scopes: scopeList.optional() })),
     (c) => {
-      const input = c.var.body;
+      const input = c.get('body');
       const app = simulatorApp(c, input.app_id);
       const scopes = [...new Set(input.scopes ?? APP_SCOPES)];
       if (scopes.length === 0) throw invalidRequest('Field "scopes" must not be empty.');
@@ -50,9 +50,9 @@ export const simulatorApi = new Hono<SandboxEnv>()
           "The simulator authorizes test users only, not the app's developer; sign in as the developer with: mkt login",
         );
       }
-      const user = userOfApp(c.var.core, app, input.user_id);
-      const tokens = issueTokens(c.var.core, app, user.id, scopes);
-      c.var.core.deliveries.emitInBackground(app, 'user.authorized', {
+      const user = userOfApp(c.get('core'), app, input.user_id);
+      const tokens = issueTokens(c.get('core'), app, user.id, scopes);
+      c.get('core').deliveries.emitInBackground(app, 'user.authorized', {
         user_id: user.id,
         app_id: app.id,
         scopes,

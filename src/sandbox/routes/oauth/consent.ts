@@ -147,10 +147,10 @@ async function submitConsent(core: SandboxCore, req: IncomingMessage): Promise<s
 
 /** The consent page and its form (pages: failures are shown, never redirected). */
 export const consentRoutes = new Hono<SandboxEnv>()
-  .get('/oauth/authorize', (c) => page(c, 200, showConsent(c.var.core, new URL(c.req.url))))
+  .get('/oauth/authorize', (c) => page(c, 200, showConsent(c.get('core'), new URL(c.req.url))))
   .post('/oauth/authorize', sameOriginForm, async (c) => {
     try {
-      const location = await submitConsent(c.var.core, c.env.incoming);
+      const location = await submitConsent(c.get('core'), c.env.incoming);
       return c.body(null, 302, { location, 'cache-control': 'no-store' });
     } catch (error) {
       // Every failure of the consent flow is shown on a page.

@@ -4,7 +4,7 @@ import { SCOPES } from '../../storage/records.js';
 
 /** RFC 8414 authorization server metadata. */
 export const metadataRoutes = new Hono<SandboxEnv>().get('/.well-known/oauth-authorization-server', (c) => {
-  const site = c.var.core.siteUrl;
+  const site = c.get('core').siteUrl;
   return c.json(
     {
       issuer: site,

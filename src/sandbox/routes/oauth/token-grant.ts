@@ -10,7 +10,7 @@ const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 /** The token endpoint: answered once the tokens are on disk; its failures in RFC 6749 §5.2 form. */
 async function tokenEndpoint(c: Context<SandboxEnv>): Promise<Response> {
-  const core = c.var.core;
+  const core = c.get('core');
   try {
     const fields = await readTokenRequest(c.env.incoming);
     const grantType = need(fields, 'grant_type');
