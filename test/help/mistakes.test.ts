@@ -69,7 +69,9 @@ describe('words a command does not take, and commands a topic does not have', ()
     expect(res.code).toBe(127);
     const nested = await runMkt(['simulator', 'users', 'frobnicate'], dir.path);
     expect(nested.stderr).toContain('"simulator users frobnicate" is not a mkt command.');
-    expect(nested.stderr).toContain('The simulator users commands: cancel, create, get, list, revoke, update.');
+    expect(nested.stderr).toContain(
+      'The simulator users commands: cancel, create, get, list, revoke, update.',
+    );
     expect(nested.stderr).not.toContain('simulator check');
   });
 
