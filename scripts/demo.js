@@ -202,9 +202,11 @@ async function main() {
     (out) => out.includes('Ready.'),
   );
 
+  // The simulator enacts what it sends: a test user on the free plan subscribes to pro-monthly.
+  const subscriber = seed.users.find((u) => u.plan === 'free') ?? seed.users[0];
   step(
     'Make an event happen',
-    `mkt trigger subscription.created --app ${seed.app.id} --user ${seed.users[0].id} --plan pro-monthly`,
+    `mkt trigger subscription.created --app ${seed.app.id} --user ${subscriber.id} --plan pro-monthly`,
   );
   await mkt([
     'trigger',
@@ -212,7 +214,7 @@ async function main() {
     '--app',
     seed.app.id,
     '--user',
-    seed.users[0].id,
+    subscriber.id,
     '--plan',
     'pro-monthly',
   ]);
