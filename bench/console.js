@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../dist/sandbox/index.js';
+import { developerToken } from './developer-token.js';
 
 const DELIVERIES = 10_000;
 const PAGE_SAMPLES = 200;
@@ -57,46 +58,6 @@ async function must(promise, status) {
   return res.text ? JSON.parse(res.text) : undefined;
 }
 
-/** The developer's token, from the consent page as a person gets it (not key-limited). */
-async function developerToken(port, seed) {
-  const redirectUri = 'http://127.0.0.1:9/callback';
-  const query = new URLSearchParams({
-    client_id: seed.app.client_id,
-    redirect_uri: redirectUri,
-    response_type: 'code',
-    scope: 'apps:write identity:read entitlements:read',
-  });
-  const page = await send(port, 'GET', `/oauth/authorize?${query}`);
-  const form = new URLSearchParams({ user_id: seed.developer.id, decision: 'approve' });
-  for (const m of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
-    form.set(m[1], m[2]);
-  const consent = await send(
-    port,
-    'POST',
-    '/oauth/authorize',
-    { 'content-type': 'application/x-www-form-urlencoded' },
-    form.toString(),
-  );
-  const code = new URL(consent.headers.location).searchParams.get('code');
-  const tokens = await must(
-    send(
-      port,
-      'POST',
-      '/api/oauth/token',
-      {},
-      {
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: redirectUri,
-        client_id: seed.app.client_id,
-        client_secret: seed.app.client_secret,
-      },
-    ),
-    200,
-  );
-  return tokens.access_token;
-}
-
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const ms = (n) => `${n.toFixed(2)} ms`;
 
@@ -118,7 +79,7 @@ await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const sandbox = await startSandbox({ dataDir, port: 0, deliveryTimeoutMs: 5_000 });
 try {
   const port = sandbox.port;
-  const token = await developerToken(port, sandbox.seed);
+  const token = await developerToken(port, sandbox.seed, 'apps:write identity:read entitlements:read');
   const auth = { authorization: `Bearer ${token}` };
   const appId = sandbox.seed.app.id;
   await must(

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CACHE_KIB } from '../build/sandbox/billing/sql-store.js';
 import { openDatabase } from '../build/sandbox/storage/database.js';
+import { developerToken } from './developer-token.js';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const DAYS = 365;
@@ -53,37 +54,6 @@ async function must(promise, status) {
   if (res.status !== status)
     throw new Error(`expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
   return res.json;
-}
-
-/** A developer token with apps:write, as a person gets it: the consent page, Approve, the token endpoint. */
-async function developerToken(port, seed) {
-  const redirectUri = 'http://127.0.0.1:9/callback';
-  const query = new URLSearchParams({
-    client_id: seed.app.client_id,
-    redirect_uri: redirectUri,
-    response_type: 'code',
-    scope: 'apps:write',
-  });
-  const page = await send(port, 'GET', `/oauth/authorize?${query}`);
-  const form = new URLSearchParams({ user_id: seed.developer.id, decision: 'approve' });
-  for (const m of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
-    form.set(m[1], m[2]);
-  const consent = await send(
-    port,
-    'POST',
-    '/oauth/authorize',
-    { 'content-type': 'application/x-www-form-urlencoded' },
-    form.toString(),
-  );
-  const code = new URL(consent.headers.location).searchParams.get('code');
-  const body = {
-    grant_type: 'authorization_code',
-    code,
-    redirect_uri: redirectUri,
-    client_id: seed.app.client_id,
-    client_secret: seed.app.client_secret,
-  };
-  return (await must(send(port, 'POST', '/api/oauth/token', {}, body), 200)).access_token;
 }
 
 /** `mkt sandbox start` in its own process; answers its port, seed and a way to read its peak memory. */

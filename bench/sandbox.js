@@ -15,6 +15,7 @@ import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync 
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { developerToken } from './developer-token.js';
 
 const BASE = 'd8f60db';
 const CONCURRENCY = 32;
@@ -76,41 +77,6 @@ async function pool(count, job, workers = CONCURRENCY) {
       while (next < count) await job(next++);
     }),
   );
-}
-
-/** A developer token with apps:write: the consent page, Approve as the developer, the token endpoint. */
-async function developerToken(port, seed) {
-  const redirect_uri = 'http://127.0.0.1:9/callback';
-  const q = new URLSearchParams({
-    client_id: seed.app.client_id,
-    redirect_uri,
-    response_type: 'code',
-    scope: 'apps:write',
-  });
-  const page = await send(port, 'GET', `/oauth/authorize?${q}`);
-  const form = new URLSearchParams({ user_id: seed.developer.id, decision: 'approve' });
-  for (const m of page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
-    form.set(m[1], m[2]);
-  const consent = await send(
-    port,
-    'POST',
-    '/oauth/authorize',
-    { 'content-type': 'application/x-www-form-urlencoded' },
-    form.toString(),
-  );
-  const code = new URL(consent.headers.location).searchParams.get('code');
-  const { client_id, client_secret } = seed.app;
-  const tokens = await must(
-    send(
-      port,
-      'POST',
-      '/api/oauth/token',
-      {},
-      { grant_type: 'authorization_code', code, redirect_uri, client_id, client_secret },
-    ),
-    200,
-  );
-  return tokens.access_token;
 }
 
 async function prepare(name) {
