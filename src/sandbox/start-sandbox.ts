@@ -140,7 +140,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   } as Omit<SandboxCore, 'life'> as SandboxCore;
   core.life = new Life(
     core,
-    new SqlBillingStore(ledger.db, (text, ...params) => ledger.execute(text, ...params)),
+    new SqlBillingStore(ledger.db, (text, ...params) => ledger.execute(text, ...params), ledger.cache),
   );
   if (fresh) seedLedger(core);
   // Transitions that fell due while the sandbox was stopped happen now, in order.
@@ -150,12 +150,14 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   // The handler is in place before listening, so no request can arrive unanswered.
   const listener = getRequestListener(sandboxApp(core).fetch);
   const server = createServer((req, res) => {
-    const started = performance.now();
     res.setHeader('x-request-id', newRequestId());
-    res.on('finish', () => {
-      const path = (req.url ?? '').split('?')[0];
-      log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
-    });
+    if (options.log !== undefined) {
+      const started = performance.now();
+      res.on('finish', () => {
+        const path = (req.url ?? '').split('?')[0];
+        log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
+      });
+    }
     void listener(req, res);
   });
   server.keepAliveTimeout = 5_000;

@@ -111,14 +111,18 @@ export class Life {
     }
   }
 
-  /** The user's entitlement on the app (their subscription, else the free plan), or null. */
   /** The entitlement now: what fell due is run first, only when this subscription has (a read stays a read). */
   currentEntitlement(appId: string, userId: string): EntitlementView | null {
-    const due = this.store.subscription(appId, userId)?.next_at;
-    if (due !== null && due !== undefined && due <= this.clock.now()) this.catchUp();
-    return this.entitlement(appId, userId);
+    let sub = this.store.subscription(appId, userId);
+    const due = sub?.next_at;
+    if (due !== null && due !== undefined && due <= this.clock.now()) {
+      this.catchUp();
+      sub = this.store.subscription(appId, userId);
+    }
+    return entitlementView(appId, userId, sub, (id) => this.store.plan(appId, id));
   }
 
+  /** The user's entitlement on the app (their subscription, else the free plan), or null. */
   entitlement(appId: string, userId: string): EntitlementView | null {
     const sub = this.store.subscription(appId, userId);
     return entitlementView(appId, userId, sub, (id) => this.store.plan(appId, id));

@@ -1,5 +1,6 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { OffsetStore } from './clock.js';
+import { cacheKey, type RowCache } from '../storage/row-cache.js';
 import { CARRY_FORWARD_SQL } from './schema.js';
 import type {
   BillingPlan,
@@ -46,6 +47,27 @@ const ms = (text: SQLInputValue | undefined): number | null =>
 const num = (v: SQLInputValue | undefined): number | null =>
   v === null || v === undefined ? null : Number(v);
 
+/** The row's values in SUB_COLUMNS order. */
+function subValues(s: Subscription): SQLInputValue[] {
+  return [
+    s.app_id,
+    s.user_id,
+    s.plan,
+    s.status,
+    iso(s.expires_at),
+    iso(s.cancelled_at),
+    s.api_calls,
+    iso(s.created_at),
+    s.next_at,
+    s.anchor_at,
+    s.periods,
+    s.period_end,
+    s.failures,
+    s.charges,
+    s.next_kind,
+  ];
+}
+
 function subFromRow(r: Row): Subscription {
   return {
     app_id: String(r.app_id),
@@ -78,6 +100,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
   constructor(
     private readonly db: DatabaseSync,
     private readonly execute: (text: string, ...params: SQLInputValue[]) => void,
+    private readonly cache: RowCache,
   ) {
     // A year of renewals over 10,000 users is one transaction touching every subscription a dozen
     // times: with SQLite's default 2 MB page cache it spills and re-reads pages (BENCHMARKS.md).
@@ -106,6 +129,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
   /** Gives subscriptions from an earlier sandbox their next transition (see CARRY_FORWARD_SQL). */
   carryForward(): void {
     this.run(CARRY_FORWARD_SQL);
+    this.cache.clear();
   }
 
   clockOffset(): number {
@@ -124,44 +148,51 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
   }
 
   plan(appId: string, planId: string): BillingPlan | undefined {
-    const r = this.one('SELECT * FROM plans WHERE app_id = ? AND id = ?', appId, planId);
-    if (!r) return undefined;
-    return {
-      id: String(r.id),
-      app_id: String(r.app_id),
-      kind: String(r.kind) as Kind,
-      price: r.price === null ? null : (JSON.parse(String(r.price)) as BillingPlan['price']),
-      features: JSON.parse(String(r.features)) as string[],
-      api_call_limit: num(r.api_call_limit),
-      archived: Boolean(r.archived),
-      trial_days: Number(r.trial_days ?? 0),
-    };
+    return this.cache.read(cacheKey.plan(appId, planId), () => {
+      const r = this.one('SELECT * FROM plans WHERE app_id = ? AND id = ?', appId, planId);
+      if (!r) return undefined;
+      return Object.freeze({
+        id: String(r.id),
+        app_id: String(r.app_id),
+        kind: String(r.kind) as Kind,
+        price: r.price === null ? null : (JSON.parse(String(r.price)) as BillingPlan['price']),
+        features: Object.freeze(JSON.parse(String(r.features))) as string[],
+        api_call_limit: num(r.api_call_limit),
+        archived: Boolean(r.archived),
+        trial_days: Number(r.trial_days ?? 0),
+      });
+    });
   }
 
+  /** A copy of the subscription (callers may change theirs). */
   subscription(appId: string, userId: string): Subscription | undefined {
-    const r = this.one('SELECT * FROM subscriptions WHERE app_id = ? AND user_id = ?', appId, userId);
-    return r && subFromRow(r);
+    const sub = this.cache.read(cacheKey.subscription(appId, userId), () => {
+      const r = this.one('SELECT * FROM subscriptions WHERE app_id = ? AND user_id = ?', appId, userId);
+      return r && subFromRow(r);
+    });
+    return sub && { ...sub };
   }
 
+  /** Writes the subscription: the columns that changed when the row is known, else all of them. */
   putSubscription(s: Subscription): void {
-    this.run(
-      UPSERT_SUB,
-      s.app_id,
-      s.user_id,
-      s.plan,
-      s.status,
-      iso(s.expires_at),
-      iso(s.cancelled_at),
-      s.api_calls,
-      iso(s.created_at),
-      s.next_at,
-      s.anchor_at,
-      s.periods,
-      s.period_end,
-      s.failures,
-      s.charges,
-      s.next_kind,
-    );
+    const key = cacheKey.subscription(s.app_id, s.user_id);
+    const before = this.cache.peek<Subscription>(key);
+    const values = subValues(s);
+    if (before === undefined) this.run(UPSERT_SUB, ...values);
+    else {
+      const old = subValues(before);
+      const changed: number[] = [];
+      for (let i = 2; i < values.length; i++) if (values[i] !== old[i]) changed.push(i);
+      if (changed.length > 0) {
+        this.run(
+          `UPDATE subscriptions SET ${changed.map((i) => `${SUB_COLUMNS[i]} = ?`).join(', ')} WHERE app_id = ? AND user_id = ?`,
+          ...changed.map((i) => values[i]!),
+          s.app_id,
+          s.user_id,
+        );
+      }
+    }
+    this.cache.put(key, { ...s });
   }
 
   dueBatch(until: number, limit: number): Subscription[] {
@@ -169,25 +200,34 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     const rows = this.sql(
       'SELECT * FROM subscriptions WHERE next_transition_at IS NOT NULL AND next_transition_at <= ? ORDER BY next_transition_at LIMIT ?',
     ).all(until, limit) as Row[];
-    return rows.map(subFromRow);
+    return rows.map((r) => {
+      const sub = subFromRow(r);
+      this.cache.put(cacheKey.subscription(sub.app_id, sub.user_id), sub);
+      return { ...sub };
+    });
   }
 
-  /** Counts one API request made with the user's token in the current period. */
+  /** Counts one API request made with the user's token in the current period (if they have a subscription). */
   countCall(appId: string, userId: string): void {
+    const sub = this.subscription(appId, userId);
+    if (sub === undefined) return;
     this.run(
       'UPDATE subscriptions SET api_calls = api_calls + 1 WHERE app_id = ? AND user_id = ?',
       appId,
       userId,
     );
+    this.cache.put(cacheKey.subscription(appId, userId), { ...sub, api_calls: sub.api_calls + 1 });
   }
 
   paymentBehaviour(appId: string, userId: string): PaymentBehaviour {
-    const r = this.one(
-      'SELECT behaviour FROM payment_behaviours WHERE app_id = ? AND user_id = ?',
-      appId,
-      userId,
-    );
-    return (r?.behaviour as PaymentBehaviour | undefined) ?? 'succeeds';
+    return this.cache.read(cacheKey.behaviour(appId, userId), () => {
+      const r = this.one(
+        'SELECT behaviour FROM payment_behaviours WHERE app_id = ? AND user_id = ?',
+        appId,
+        userId,
+      );
+      return (r?.behaviour as PaymentBehaviour | undefined) ?? 'succeeds';
+    });
   }
 
   setPaymentBehaviour(appId: string, userId: string, behaviour: PaymentBehaviour): void {
@@ -197,6 +237,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
       userId,
       behaviour,
     );
+    this.cache.put(cacheKey.behaviour(appId, userId), behaviour);
   }
 
   addPayment(p: Payment): void {
@@ -293,5 +334,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
 
   setTrialDays(appId: string, planId: string, days: number): void {
     this.run('UPDATE plans SET trial_days = ? WHERE app_id = ? AND id = ?', days, appId, planId);
+    this.cache.forget(cacheKey.plan(appId, planId));
+    this.cache.forget(cacheKey.planRecord(appId, planId));
   }
 }

@@ -4,14 +4,14 @@ import type { Principal, SandboxCore } from '../core.js';
 
 /**
  * What every route sees: the Node request and response (`c.env.incoming`/`outgoing`), the sandbox
- * core, and what the middleware established (the caller, its rate-limit headers).
+ * core, and what the middleware established (the caller; its rate-limit headers are set on
+ * `outgoing`).
  */
 export interface SandboxEnv {
   Bindings: HttpBindings;
   Variables: {
     core: SandboxCore;
     principal: Principal;
-    rateHeaders: Record<string, string>;
   };
 }
 

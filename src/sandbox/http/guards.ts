@@ -11,7 +11,7 @@ import { SandboxApiError } from './problem.js';
  */
 export const hostRule = createMiddleware<SandboxEnv>(async (c, next) => {
   const port = c.get('core').port;
-  if (!isLocalHost(c.req.header('host'), port)) {
+  if (!isLocalHost(c.env.incoming.headers.host, port)) {
     throw new SandboxApiError(
       421,
       'misdirected_request',
@@ -25,8 +25,11 @@ export const hostRule = createMiddleware<SandboxEnv>(async (c, next) => {
 
 /** A path that is not valid percent-encoding is a 400, not a 404. */
 export const decodablePath = createMiddleware<SandboxEnv>(async (c, next) => {
+  // The request target as sent (`/path?query`); only a path with a `%` can be badly encoded.
+  const target = c.env.incoming.url ?? '';
+  const path = target.startsWith('/') ? target.split('?', 1)[0]! : new URL(c.req.url).pathname;
   try {
-    for (const part of new URL(c.req.url).pathname.split('/')) decodeURIComponent(part);
+    if (path.includes('%')) for (const part of path.split('/')) decodeURIComponent(part);
   } catch {
     throw new SandboxApiError(400, 'invalid_request', 'The path is not valid percent-encoding.');
   }
@@ -48,13 +51,14 @@ export const rateLimit = createMiddleware<SandboxEnv>(async (c, next) => {
   if (p.kind === 'key') {
     const limit = RATE_LIMITS[p.key.mode];
     const decision = c.get('core').rateLimiter.take(p.key.key, limit);
-    c.set('rateHeaders', decision.headers);
+    // On the Node response itself, so every answer carries them (errors, streams) without Hono
+    // building a Headers object for each response.
+    for (const name in decision.headers) c.env.outgoing.setHeader(name, decision.headers[name]!);
     if (!decision.allowed) {
       throw new SandboxApiError(429, 'rate_limited', `Rate limit of ${limit} requests per minute exceeded.`);
     }
   }
   await next();
-  for (const [name, value] of Object.entries(c.get('rateHeaders') ?? {})) c.res.headers.set(name, value);
 });
 
 /**

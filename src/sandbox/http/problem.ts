@@ -65,7 +65,7 @@ export function answerProblem(error: unknown, c: Context<SandboxEnv>): Response 
     problem = new SandboxApiError(500, 'internal_error', `Unexpected sandbox error: ${message}`);
   }
   const form = problem.form ?? (c.req.path.startsWith('/api/') ? 'api' : 'page');
-  const headers = { ...NO_STORE, ...c.get('rateHeaders'), ...problem.headers };
+  const headers = { ...NO_STORE, ...problem.headers };
   if (form === 'page') {
     const title = c.req.path.startsWith('/oauth/') ? 'Authorization failed' : 'Error';
     return page(c, problem.status, errorPage(title, problem.code, problem.message));

@@ -117,7 +117,12 @@ export const emptyBody = jsonBody(z.strictObject({}));
  */
 export function query<S extends z.ZodType>(schema: S) {
   return createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {
-    const params = new URL(c.req.url).searchParams;
+    // The query as sent (`/path?query`), read without building the whole URL again.
+    const target = c.env.incoming.url ?? '';
+    const params =
+      target.startsWith('/') && !target.includes('#')
+        ? new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : '')
+        : new URL(c.req.url).searchParams;
     const raw: Record<string, string> = {};
     for (const key of new Set(params.keys())) {
       if (params.getAll(key).length > 1) {

@@ -17,6 +17,7 @@ import type {
   UserRecord,
 } from './records.js';
 import { applyChange } from './apply-change.js';
+import { cacheKey, RowCache } from './row-cache.js';
 import * as rows from './rows.js';
 import type { Row } from './rows.js';
 
@@ -212,26 +213,27 @@ export class Ledger {
 
   private write(change: Change): void {
     applyChange(this, change);
-    // The read cache holds only what is unchanged: it is dropped when a user, an app or a key changes.
-    if (['user', 'app', 'app-', 'key', 'key-'].includes(change.op)) this.cache.clear();
+    // The cache holds only what is unchanged: a written row is forgotten (a user, an app or a key,
+    // looked up by several keys, empties it).
+    if (change.op === 'plan') this.forgetPlan(change.v.app_id, change.v.id);
+    else if (change.op === 'plan-') this.forgetPlan(change.app_id, change.id);
+    else if (change.op === 'sub') this.cache.forget(cacheKey.subscription(change.v.app_id, change.v.user_id));
+    else if (change.op === 'token') this.cache.forget(`t ${change.v.token}`);
+    else if (change.op === 'token-') this.cache.forget(`t ${change.token}`);
+    else if (['seed', 'user', 'app', 'app-', 'key', 'key-'].includes(change.op)) this.cache.clear();
+  }
+
+  /** Forgets what the cache holds of a plan (as the routes and as billing read it). */
+  forgetPlan(appId: string, planId: string): void {
+    this.cache.forget(cacheKey.plan(appId, planId));
+    this.cache.forget(cacheKey.planRecord(appId, planId));
   }
 
   /**
-   * A read-through cache of the records every authenticated request looks up (its key or token's
-   * user and app); filled lazily, so start-up stays independent of the data size.
+   * The rows every authenticated request looks up (its key or token's user and app), and billing's
+   * (subscriptions, plans, payment behaviours): see {@link RowCache}.
    */
-  private readonly cache = new Map<string, UserRecord | AppRecord | KeyRecord | undefined>();
-
-  private cached<T extends UserRecord | AppRecord | KeyRecord>(
-    key: string,
-    load: () => T | undefined,
-  ): T | undefined {
-    if (this.cache.has(key)) return this.cache.get(key) as T | undefined;
-    const value = load();
-    if (this.cache.size >= 10_000) this.cache.clear();
-    this.cache.set(key, value);
-    return value;
-  }
+  readonly cache = new RowCache();
 
   /** A prepared statement (kept: each text is prepared once). */
   sql(text: string): StatementSync {
@@ -256,7 +258,7 @@ export class Ledger {
   }
 
   user(id: string): UserRecord | undefined {
-    return this.cached(`u ${id}`, () => {
+    return this.cache.read(`u ${id}`, () => {
       const r = this.one(`SELECT * FROM users WHERE id = ?`, id);
       return r && rows.users.fromRow(r);
     });
@@ -268,7 +270,7 @@ export class Ledger {
   }
 
   app(id: string): AppRecord | undefined {
-    return this.cached(`a ${id}`, () => {
+    return this.cache.read(`a ${id}`, () => {
       const r = this.one('SELECT * FROM apps WHERE id = ?', id);
       return r && rows.apps.fromRow(r);
     });
@@ -285,8 +287,10 @@ export class Ledger {
   }
 
   plan(appId: string, planId: string): PlanRecord | undefined {
-    const r = this.one('SELECT * FROM plans WHERE app_id = ? AND id = ?', appId, planId);
-    return r && rows.plans.fromRow(r);
+    return this.cache.read(cacheKey.planRecord(appId, planId), () => {
+      const r = this.one('SELECT * FROM plans WHERE app_id = ? AND id = ?', appId, planId);
+      return r && Object.freeze(rows.plans.fromRow(r));
+    });
   }
 
   /** The plans of an app, oldest first. */
@@ -300,7 +304,7 @@ export class Ledger {
   }
 
   keyBySecret(secret: string): KeyRecord | undefined {
-    return this.cached(`k ${secret}`, () => {
+    return this.cache.read(`k ${secret}`, () => {
       const r = this.one('SELECT * FROM api_keys WHERE secret = ?', secret);
       return r && rows.apiKeys.fromRow(r);
     });
@@ -326,8 +330,10 @@ export class Ledger {
   }
 
   token(token: string): TokenRecord | undefined {
-    const r = this.one('SELECT * FROM tokens WHERE token = ?', token);
-    return r && rows.tokens.fromRow(r);
+    return this.cache.read(`t ${token}`, () => {
+      const r = this.one('SELECT * FROM tokens WHERE token = ?', token);
+      return r && Object.freeze(rows.tokens.fromRow(r));
+    });
   }
 
   /** Every token of one grant. */

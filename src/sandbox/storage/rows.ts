@@ -217,11 +217,17 @@ export const pendingDeliveries = {
   }),
 };
 
+const upserts = new Map<string, string>();
+
 /** `INSERT … ON CONFLICT DO UPDATE` for a table (the row keeps its rowid, so lists keep their order). */
 export function upsertSql(table: string, columns: string[], key: string[]): string {
-  const set = columns.filter((c) => !key.includes(c)).map((c) => `${c} = excluded.${c}`);
-  return (
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ` +
-    `ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${set.join(', ')}`
-  );
+  let text = upserts.get(table);
+  if (text === undefined) {
+    const set = columns.filter((c) => !key.includes(c)).map((c) => `${c} = excluded.${c}`);
+    text =
+      `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ` +
+      `ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${set.join(', ')}`;
+    upserts.set(table, text);
+  }
+  return text;
 }
