@@ -80,22 +80,37 @@ export function runDueTransition(store: BillingStore, sub: Subscription): Transi
 /** How many due subscriptions are read at once. */
 const BATCH = 256;
 
+/** Whether `a` is due before `b` (ties in creation order); undefined when a tie's order is unknown. */
+function dueBefore(a: Subscription, b: Subscription): boolean | undefined {
+  if (a.next_at! !== b.next_at!) return a.next_at! < b.next_at!;
+  return a.order === undefined || b.order === undefined ? undefined : a.order < b.order;
+}
+
 /**
  * Runs every transition due up to `until` (business ms), in time order, calling `each` as each one
- * happens (so the caller sends its events in that order). Due subscriptions are read in batches; a
- * batch is followed in order only while no transition has made something due before the batch's
- * last entry (a retry a day later could come before another user's renewal), else it is read again.
+ * happens (so the caller sends its events in that order). Due subscriptions are read in batches
+ * (everything not in a batch is due after its last entry). A transition that makes its subscription
+ * due again within the batch (a retry a day later can come before another user's renewal) puts it
+ * back at its place; when its place is unknown (a tie whose creation order the store did not say)
+ * the batch is read again.
  */
 export function runDue(store: BillingStore, until: number, each: (t: Transition) => void): number {
   let count = 0;
   for (let batch = store.dueBatch(until, BATCH); batch.length > 0; batch = store.dueBatch(until, BATCH)) {
-    const horizon = batch.at(-1)!.next_at!;
-    for (const sub of batch) {
-      const t = runDueTransition(store, sub);
-      each(t);
+    const last = batch.at(-1)!;
+    for (let i = 0; i < batch.length; i++) {
+      const sub = batch[i]!;
+      each(runDueTransition(store, sub));
       count += 1;
-      const next = store.subscription(sub.app_id, sub.user_id)?.next_at;
-      if (next !== null && next !== undefined && next <= horizon) break;
+      const again = store.subscription(sub.app_id, sub.user_id);
+      if (again?.next_at === null || again?.next_at === undefined) continue;
+      const inBatch = dueBefore(again, last);
+      if (inBatch === false) continue;
+      let place = i + 1;
+      let earlier = inBatch && dueBefore(batch[place]!, again);
+      while (earlier === true) earlier = dueBefore(batch[++place]!, again);
+      if (earlier === undefined) break;
+      batch.splice(place, 0, again);
     }
   }
   return count;

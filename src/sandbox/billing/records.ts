@@ -47,6 +47,8 @@ export interface Subscription {
   next_kind: DueKind | null;
   next_at: number | null;
   created_at: number;
+  /** Creation order among subscriptions (the row's id), when the store knows it: it orders ties of `next_at`. */
+  order?: number;
 }
 
 export type ChargeKind = 'initial' | 'renewal' | 'retry';

@@ -47,6 +47,25 @@ const ms = (text: SQLInputValue | undefined): number | null =>
 const num = (v: SQLInputValue | undefined): number | null =>
   v === null || v === undefined ? null : Number(v);
 
+/** The fields of a subscription in SUB_COLUMNS order (`next_at` is `next_transition_at`). */
+const SUB_FIELDS: ReadonlyArray<keyof Subscription> = [
+  'app_id',
+  'user_id',
+  'plan',
+  'status',
+  'expires_at',
+  'cancelled_at',
+  'api_calls',
+  'created_at',
+  'next_at',
+  'anchor_at',
+  'periods',
+  'period_end',
+  'failures',
+  'charges',
+  'next_kind',
+];
+
 /** The row's values in SUB_COLUMNS order. */
 function subValues(s: Subscription): SQLInputValue[] {
   return [
@@ -177,16 +196,15 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
   putSubscription(s: Subscription): void {
     const key = cacheKey.subscription(s.app_id, s.user_id);
     const before = this.cache.peek<Subscription>(key);
-    const values = subValues(s);
-    if (before === undefined) this.run(UPSERT_SUB, ...values);
+    if (before === undefined) this.run(UPSERT_SUB, ...subValues(s));
     else {
-      const old = subValues(before);
-      const changed: number[] = [];
-      for (let i = 2; i < values.length; i++) if (values[i] !== old[i]) changed.push(i);
+      const changed = SUB_FIELDS.filter((f) => s[f] !== before[f]);
       if (changed.length > 0) {
+        const values = subValues(s);
+        const at = changed.map((f) => SUB_FIELDS.indexOf(f));
         this.run(
-          `UPDATE subscriptions SET ${changed.map((i) => `${SUB_COLUMNS[i]} = ?`).join(', ')} WHERE app_id = ? AND user_id = ?`,
-          ...changed.map((i) => values[i]!),
+          `UPDATE subscriptions SET ${at.map((i) => `${SUB_COLUMNS[i]} = ?`).join(', ')} WHERE app_id = ? AND user_id = ?`,
+          ...at.map((i) => values[i]!),
           s.app_id,
           s.user_id,
         );
@@ -195,13 +213,27 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     this.cache.put(key, { ...s });
   }
 
+  /**
+   * The partial index on next_transition_at answers this in O(log n + limit); ties go by creation
+   * (rowid, given as `order`). The rows are taken from the cache when it holds them all (a long
+   * advance reads each subscription again and again), else read whole.
+   */
   dueBatch(until: number, limit: number): Subscription[] {
-    // The partial index on next_transition_at answers this in O(log n + limit); ties go by creation (rowid).
+    const due = this.sql(
+      'SELECT rowid AS row_order, app_id, user_id FROM subscriptions WHERE next_transition_at IS NOT NULL AND next_transition_at <= ? ORDER BY next_transition_at LIMIT ?',
+    ).all(until, limit) as Row[];
+    const cached: Subscription[] = [];
+    for (const r of due) {
+      const sub = this.cache.peek<Subscription>(cacheKey.subscription(String(r.app_id), String(r.user_id)));
+      if (sub === undefined) break;
+      cached.push({ ...sub, order: Number(r.row_order) });
+    }
+    if (cached.length === due.length) return cached;
     const rows = this.sql(
-      'SELECT * FROM subscriptions WHERE next_transition_at IS NOT NULL AND next_transition_at <= ? ORDER BY next_transition_at LIMIT ?',
+      'SELECT rowid AS row_order, * FROM subscriptions WHERE next_transition_at IS NOT NULL AND next_transition_at <= ? ORDER BY next_transition_at LIMIT ?',
     ).all(until, limit) as Row[];
     return rows.map((r) => {
-      const sub = subFromRow(r);
+      const sub = { ...subFromRow(r), order: Number(r.row_order) };
       this.cache.put(cacheKey.subscription(sub.app_id, sub.user_id), sub);
       return { ...sub };
     });
