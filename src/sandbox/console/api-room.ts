@@ -1,6 +1,5 @@
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono } from 'hono';
-import { createMiddleware } from 'hono/factory';
 import { z } from 'zod';
 import { requireScope, routeApp } from '../http/auth.js';
 import type { SandboxEnv } from '../http/env.js';
@@ -28,31 +27,6 @@ function answer<T>(work: () => T): T {
 const optional = z.string().optional();
 const params = (q: Record<string, string | undefined>) =>
   new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined));
-
-/**
- * Keeps every API request in the request log of its app once answered (after authentication, so
- * the caller is known): status, latency, credential, user, and the error code when it failed.
- */
-export const requestLogging = createMiddleware<SandboxEnv>(async (c, next) => {
-  const startedAt = c.get('core').now();
-  try {
-    await next();
-  } finally {
-    const core = c.get('core');
-    const principal = c.get('principal');
-    const error = c.error;
-    core.console.recordRequest({
-      id: String(c.env.outgoing.getHeader('x-request-id') ?? ''),
-      startedAt,
-      method: c.req.method,
-      url: c.env.incoming.url ?? c.req.path,
-      status: error instanceof SandboxApiError ? error.status : c.res.status,
-      caller: principal,
-      errorCode: error instanceof SandboxApiError ? error.code : error ? 'internal_error' : undefined,
-      ownerOf: (id) => core.ledger.app(id)?.owner_id,
-    });
-  }
-});
 
 /** The console's API room: one-time console links, the deliveries record and the request log. */
 export const consoleApi = new Hono<SandboxEnv>()

@@ -13,9 +13,9 @@ import { tokenRoutes } from '../routes/oauth/token-grant.js';
 import { plansApi } from '../routes/plans-api.js';
 import { relayApi } from '../routes/relay-api.js';
 import { simulatorApi } from '../routes/simulator-api.js';
-import { consoleApi, requestLogging } from '../console/api-room.js';
+import { consoleApi } from '../console/api-room.js';
 import type { SandboxEnv } from './env.js';
-import { authentication, committed, decodablePath, hostRule, rateLimit } from './guards.js';
+import { authentication, front, limitedAndCommitted } from './guards.js';
 import { answerProblem, SandboxApiError } from './problem.js';
 
 /**
@@ -48,18 +48,14 @@ const pattern = (path: string) => new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+'
 /** The sandbox's HTTP application: the Host rule first, then the open routes, then the API. */
 export function sandboxApp(core: SandboxCore): Hono<SandboxEnv> {
   const app = new Hono<SandboxEnv>();
-  app.use(async (c, next) => {
-    c.set('core', core);
-    await next();
-  });
-  app.use(hostRule, decodablePath);
+  app.use(front(core));
   // Registered before the API's middleware, so that they answer without API authentication.
   for (const routes of OPEN_ROUTES) app.route('/', routes);
   // The developer console is an application of its own (its sessions, CSRF and pages).
   const console = (c: { req: { raw: Request } }) => core.console.app.fetch(c.req.raw);
   app.all('/console', console).all('/console/*', console);
   const api = new Hono<SandboxEnv>();
-  api.use(authentication, requestLogging, rateLimit, committed);
+  api.use(authentication, limitedAndCommitted);
   for (const room of API_ROOMS) api.route('/', room);
   app.route('/api/v1', api);
 

@@ -10,24 +10,35 @@ const tooLarge = () =>
   new SandboxApiError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
 
 /** Reads the whole body, failing with 413 past {@link MAX_REQUEST_BYTES}. */
-export async function readRawBody(req: IncomingMessage): Promise<Buffer> {
+export function readRawBody(req: IncomingMessage): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? '0');
   if (Number.isFinite(declared) && declared > DRAIN_LIMIT_BYTES) {
     req.socket.destroy();
-    throw tooLarge();
+    return Promise.reject(tooLarge());
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > DRAIN_LIMIT_BYTES) {
-      req.socket.destroy();
-      break;
-    }
-    if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
-  }
-  if (size > MAX_REQUEST_BYTES) throw tooLarge();
-  return Buffer.concat(chunks);
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  // Events, not `for await`: the async iterator costs every request several promises.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (error?: unknown) => {
+      req.off('data', onData).off('end', finish).off('error', finish).off('close', onClose);
+      if (error !== undefined) reject(error);
+      else if (size > MAX_REQUEST_BYTES) reject(tooLarge());
+      else resolve(Buffer.concat(chunks));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > DRAIN_LIMIT_BYTES) {
+        req.socket.destroy();
+        finish();
+      } else if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
+    };
+    const onClose = () => {
+      if (!req.readableEnded) finish(new Error('The request was closed before its body ended.'));
+    };
+    req.on('data', onData).on('end', finish).on('error', finish).on('close', onClose);
+  });
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -2,14 +2,15 @@ import { createMiddleware } from 'hono/factory';
 import { isLocalHost } from '../../wire/local-host.js';
 import { RATE_LIMITS } from '../../wire.js';
 import { authenticate } from './auth.js';
-import type { SandboxEnv } from './env.js';
+import type { SandboxCore } from '../core.js';
+import type { RouteContext, SandboxEnv } from './env.js';
 import { SandboxApiError } from './problem.js';
 
 /**
  * The Host rule (DNS rebinding, docs/DECISIONS.md §2): only a `Host` naming this loopback server
  * is served; anything else gets 421 before routing.
  */
-export const hostRule = createMiddleware<SandboxEnv>(async (c, next) => {
+function checkHost(c: RouteContext): void {
   const port = c.get('core').port;
   if (!isLocalHost(c.env.incoming.headers.host, port)) {
     throw new SandboxApiError(
@@ -20,11 +21,10 @@ export const hostRule = createMiddleware<SandboxEnv>(async (c, next) => {
       'api',
     );
   }
-  await next();
-});
+}
 
 /** A path that is not valid percent-encoding is a 400, not a 404. */
-export const decodablePath = createMiddleware<SandboxEnv>(async (c, next) => {
+function checkPath(c: RouteContext): void {
   // The request target as sent (`/path?query`); only a path with a `%` can be badly encoded.
   const target = c.env.incoming.url ?? '';
   const path = target.startsWith('/') ? target.split('?', 1)[0]! : new URL(c.req.url).pathname;
@@ -33,24 +33,62 @@ export const decodablePath = createMiddleware<SandboxEnv>(async (c, next) => {
   } catch {
     throw new SandboxApiError(400, 'invalid_request', 'The path is not valid percent-encoding.');
   }
-  await next();
-});
+}
 
-/** Authenticates an API request (a Bearer token or an API key) as `c.get('principal')`, or 401. */
+// The guards are few middlewares, each doing several checks in order: every layer of middleware
+// costs every request a promise and a turn through Hono's dispatch.
+
+/** Before any route: the sandbox core for the routes, then the Host rule and a decodable path. */
+export function front(core: SandboxCore) {
+  return createMiddleware<SandboxEnv>(async (c, next) => {
+    c.set('core', core);
+    checkHost(c);
+    checkPath(c);
+    await next();
+  });
+}
+
+/**
+ * Authenticates an API request (a Bearer token or an API key) as `c.get('principal')`, or 401; then
+ * keeps the request, once answered, in the request log of its app (status, latency, credential,
+ * user, and the error code when it failed).
+ */
 export const authentication = createMiddleware<SandboxEnv>(async (c, next) => {
-  const principal = authenticate(c.get('core'), c.env.incoming.headers);
+  const core = c.get('core');
+  const principal = authenticate(core, c.env.incoming.headers);
   c.set('principal', principal);
   // Usage (docs/DECISIONS.md §5): every request made with a user's access token counts.
-  if (principal.kind === 'token') c.get('core').life.countCall(principal.app.id, principal.user.id);
-  await next();
+  if (principal.kind === 'token') core.life.countCall(principal.app.id, principal.user.id);
+  const startedAt = core.now();
+  try {
+    await next();
+  } finally {
+    const error = c.error;
+    core.console.recordRequest({
+      id: String(c.env.outgoing.getHeader('x-request-id') ?? ''),
+      startedAt,
+      method: c.req.method,
+      url: c.env.incoming.url ?? c.req.path,
+      status: error instanceof SandboxApiError ? error.status : c.res.status,
+      caller: principal,
+      errorCode: error instanceof SandboxApiError ? error.code : error ? 'internal_error' : undefined,
+      ownerOf: (id) => core.ledger.app(id)?.owner_id,
+    });
+  }
 });
 
-/** An API key's per-minute limit (wire.ts RATE_LIMITS); the headers go on every answer, 429 included. */
-export const rateLimit = createMiddleware<SandboxEnv>(async (c, next) => {
+/**
+ * An API key's per-minute limit (wire.ts RATE_LIMITS), its headers on every answer, 429 included;
+ * then the answer waits until the request's changes are committed and on disk (docs/DECISIONS.md,
+ * durability): a 2xx means committed, and a commit that fails (a full disk) turns it into 507. A
+ * read never waits.
+ */
+export const limitedAndCommitted = createMiddleware<SandboxEnv>(async (c, next) => {
   const p = c.get('principal');
+  const core = c.get('core');
   if (p.kind === 'key') {
     const limit = RATE_LIMITS[p.key.mode];
-    const decision = c.get('core').rateLimiter.take(p.key.key, limit);
+    const decision = core.rateLimiter.take(p.key.key, limit);
     // On the Node response itself, so every answer carries them (errors, streams) without Hono
     // building a Headers object for each response.
     for (const name in decision.headers) c.env.outgoing.setHeader(name, decision.headers[name]!);
@@ -58,17 +96,9 @@ export const rateLimit = createMiddleware<SandboxEnv>(async (c, next) => {
       throw new SandboxApiError(429, 'rate_limited', `Rate limit of ${limit} requests per minute exceeded.`);
     }
   }
+  const from = core.ledger.mark();
   await next();
-});
-
-/**
- * Answers only once the request's changes are committed and on disk (docs/DECISIONS.md, durability):
- * a 2xx means committed; a commit that fails (a full disk) turns the answer into 507.
- */
-export const committed = createMiddleware<SandboxEnv>(async (c, next) => {
-  const from = c.get('core').ledger.mark();
-  await next();
-  if (c.req.method !== 'GET') await c.get('core').ledger.settled(from);
+  if (c.req.method !== 'GET') await core.ledger.settled(from);
 });
 
 /** A browser sends `Origin` with every POST; only this sandbox's own pages may submit a form (CSRF). */

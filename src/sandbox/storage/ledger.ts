@@ -110,7 +110,10 @@ export class Ledger {
       group = this.group = newGroup(++this.lastGroupId);
       this.unsettled.add(group);
       const opened = group;
-      setImmediate(() => this.flush(opened));
+      // At the end of this turn; while an fsync runs, once it is done (see syncWal).
+      setImmediate(() => {
+        if (!this.syncing) this.flush(opened);
+      });
     }
     try {
       write();
@@ -121,9 +124,11 @@ export class Ledger {
   }
 
   /**
-   * Commits the group, then makes it durable: the write-ahead log is fsync'd off the event loop (one
-   * fsync for every group committed meanwhile) before any request of the group is answered. On
-   * failure the group is rolled back and every request in it fails.
+   * Commits the group, then makes it durable: the write-ahead log is fsync'd off the event loop
+   * before any request of the group is answered. A group opened while an fsync runs stays open until
+   * that fsync is done, so everything written meanwhile shares one commit and the next fsync (fewer,
+   * larger commits: each page is written to the log once, and SQLite's checkpoints, which block the
+   * event loop, come less often). On failure the group is rolled back and every request in it fails.
    */
   private flush(group: Group): void {
     if (this.group !== group) return;
@@ -157,6 +162,7 @@ export class Ledger {
         for (const g of groups) this.failGroup(g, error);
         this.onCommitError(error);
       }
+      if (this.group !== undefined) this.flush(this.group);
     }
     this.syncing = false;
   }
@@ -215,7 +221,13 @@ export class Ledger {
     applyChange(this, change);
     // The cache holds only what is unchanged: a written row is forgotten (a user, an app or a key,
     // looked up by several keys, empties it).
-    if (change.op === 'plan') this.forgetPlan(change.v.app_id, change.v.id);
+    if (change.op === 'plan') {
+      this.forgetPlan(change.v.app_id, change.v.id);
+      // Kept as a read of the row would give it (a PATCH reads the plan it just wrote).
+      const values = rows.plans.toRow(change.v);
+      const row = Object.fromEntries(rows.plans.columns.map((c, i) => [c, values[i]!]));
+      this.cache.put(cacheKey.planRecord(change.v.app_id, change.v.id), Object.freeze(rows.plans.fromRow(row)));
+    }
     else if (change.op === 'plan-') this.forgetPlan(change.app_id, change.id);
     else if (change.op === 'sub') this.cache.forget(cacheKey.subscription(change.v.app_id, change.v.user_id));
     else if (change.op === 'token') this.cache.forget(`t ${change.v.token}`);
