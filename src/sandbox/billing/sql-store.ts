@@ -1,6 +1,6 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { OffsetStore } from './clock.js';
-import { cacheKey, type RowCache } from '../storage/row-cache.js';
+import type { RowCache } from '../storage/row-cache.js';
 import { CARRY_FORWARD_SQL } from './schema.js';
 import type {
   BillingPlan,
@@ -66,26 +66,15 @@ const SUB_FIELDS: ReadonlyArray<keyof Subscription> = [
   'next_kind',
 ];
 
-/** The row's values in SUB_COLUMNS order. */
-function subValues(s: Subscription): SQLInputValue[] {
-  return [
-    s.app_id,
-    s.user_id,
-    s.plan,
-    s.status,
-    iso(s.expires_at),
-    iso(s.cancelled_at),
-    s.api_calls,
-    iso(s.created_at),
-    s.next_at,
-    s.anchor_at,
-    s.periods,
-    s.period_end,
-    s.failures,
-    s.charges,
-    s.next_kind,
-  ];
+/** Column `i`'s value for the row (times as ISO 8601 text where the table keeps text). */
+function subValue(s: Subscription, i: number): SQLInputValue {
+  const v = s[SUB_FIELDS[i]!];
+  return ISO_FIELDS.has(i) ? iso(v as number | null) : (v as SQLInputValue);
 }
+const ISO_FIELDS = new Set(['expires_at', 'cancelled_at', 'created_at'].map((f) => SUB_FIELDS.indexOf(f as keyof Subscription)));
+
+/** The row's values in SUB_COLUMNS order. */
+const subValues = (s: Subscription): SQLInputValue[] => SUB_FIELDS.map((_, i) => subValue(s, i));
 
 function subFromRow(r: Row): Subscription {
   return {
@@ -114,6 +103,8 @@ function subFromRow(r: Row): Subscription {
  */
 export class SqlBillingStore implements BillingStore, OffsetStore {
   private readonly statements = new Map<string, StatementSync>();
+  /** The UPDATE of each set of changed columns (by their indexes in SUB_COLUMNS). */
+  private readonly updates = new Map<string, string>();
   private offset: number;
 
   constructor(
@@ -167,7 +158,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
   }
 
   plan(appId: string, planId: string): BillingPlan | undefined {
-    return this.cache.read(cacheKey.plan(appId, planId), () => {
+    return this.cache.read('plan', appId, planId, () => {
       const r = this.one('SELECT * FROM plans WHERE app_id = ? AND id = ?', appId, planId);
       if (!r) return undefined;
       return Object.freeze({
@@ -185,7 +176,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
 
   /** A copy of the subscription (callers may change theirs). */
   subscription(appId: string, userId: string): Subscription | undefined {
-    const sub = this.cache.read(cacheKey.subscription(appId, userId), () => {
+    const sub = this.cache.read('sub', appId, userId, () => {
       const r = this.one('SELECT * FROM subscriptions WHERE app_id = ? AND user_id = ?', appId, userId);
       return r && subFromRow(r);
     });
@@ -194,23 +185,22 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
 
   /** Writes the subscription: the columns that changed when the row is known, else all of them. */
   putSubscription(s: Subscription): void {
-    const key = cacheKey.subscription(s.app_id, s.user_id);
-    const before = this.cache.peek<Subscription>(key);
+    const before = this.cache.peek<Subscription>('sub', s.app_id, s.user_id);
     if (before === undefined) this.run(UPSERT_SUB, ...subValues(s));
     else {
-      const changed = SUB_FIELDS.filter((f) => s[f] !== before[f]);
+      const changed: number[] = [];
+      for (let i = 2; i < SUB_FIELDS.length; i++) if (s[SUB_FIELDS[i]!] !== before[SUB_FIELDS[i]!]) changed.push(i);
       if (changed.length > 0) {
-        const values = subValues(s);
-        const at = changed.map((f) => SUB_FIELDS.indexOf(f));
-        this.run(
-          `UPDATE subscriptions SET ${at.map((i) => `${SUB_COLUMNS[i]} = ?`).join(', ')} WHERE app_id = ? AND user_id = ?`,
-          ...at.map((i) => values[i]!),
-          s.app_id,
-          s.user_id,
-        );
+        const which = changed.join(',');
+        let text = this.updates.get(which);
+        if (text === undefined) {
+          text = `UPDATE subscriptions SET ${changed.map((i) => `${SUB_COLUMNS[i]} = ?`).join(', ')} WHERE app_id = ? AND user_id = ?`;
+          this.updates.set(which, text);
+        }
+        this.run(text, ...changed.map((i) => subValue(s, i)), s.app_id, s.user_id);
       }
     }
-    this.cache.put(key, { ...s });
+    this.cache.put('sub', s.app_id, s.user_id, { ...s });
   }
 
   /**
@@ -224,7 +214,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     ).all(until, limit) as Row[];
     const cached: Subscription[] = [];
     for (const r of due) {
-      const sub = this.cache.peek<Subscription>(cacheKey.subscription(String(r.app_id), String(r.user_id)));
+      const sub = this.cache.peek<Subscription>('sub', String(r.app_id), String(r.user_id));
       if (sub === undefined) break;
       cached.push({ ...sub, order: Number(r.row_order) });
     }
@@ -234,7 +224,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     ).all(until, limit) as Row[];
     return rows.map((r) => {
       const sub = { ...subFromRow(r), order: Number(r.row_order) };
-      this.cache.put(cacheKey.subscription(sub.app_id, sub.user_id), sub);
+      this.cache.put('sub', sub.app_id, sub.user_id, sub);
       return { ...sub };
     });
   }
@@ -248,11 +238,11 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
       appId,
       userId,
     );
-    this.cache.put(cacheKey.subscription(appId, userId), { ...sub, api_calls: sub.api_calls + 1 });
+    this.cache.put('sub', appId, userId, { ...sub, api_calls: sub.api_calls + 1 });
   }
 
   paymentBehaviour(appId: string, userId: string): PaymentBehaviour {
-    return this.cache.read(cacheKey.behaviour(appId, userId), () => {
+    return this.cache.read('behaviour', appId, userId, () => {
       const r = this.one(
         'SELECT behaviour FROM payment_behaviours WHERE app_id = ? AND user_id = ?',
         appId,
@@ -269,7 +259,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
       userId,
       behaviour,
     );
-    this.cache.put(cacheKey.behaviour(appId, userId), behaviour);
+    this.cache.put('behaviour', appId, userId, behaviour);
   }
 
   addPayment(p: Payment): void {
@@ -366,7 +356,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
 
   setTrialDays(appId: string, planId: string, days: number): void {
     this.run('UPDATE plans SET trial_days = ? WHERE app_id = ? AND id = ?', days, appId, planId);
-    this.cache.forget(cacheKey.plan(appId, planId));
-    this.cache.forget(cacheKey.planRecord(appId, planId));
+    this.cache.forget('plan', appId, planId);
+    this.cache.forget('planRecord', appId, planId);
   }
 }

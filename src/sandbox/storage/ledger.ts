@@ -17,7 +17,7 @@ import type {
   UserRecord,
 } from './records.js';
 import { applyChange } from './apply-change.js';
-import { cacheKey, RowCache } from './row-cache.js';
+import { RowCache } from './row-cache.js';
 import * as rows from './rows.js';
 import type { Row } from './rows.js';
 
@@ -226,19 +226,19 @@ export class Ledger {
       // Kept as a read of the row would give it (a PATCH reads the plan it just wrote).
       const values = rows.plans.toRow(change.v);
       const row = Object.fromEntries(rows.plans.columns.map((c, i) => [c, values[i]!]));
-      this.cache.put(cacheKey.planRecord(change.v.app_id, change.v.id), Object.freeze(rows.plans.fromRow(row)));
+      this.cache.put('planRecord', change.v.app_id, change.v.id, Object.freeze(rows.plans.fromRow(row)));
     }
     else if (change.op === 'plan-') this.forgetPlan(change.app_id, change.id);
-    else if (change.op === 'sub') this.cache.forget(cacheKey.subscription(change.v.app_id, change.v.user_id));
-    else if (change.op === 'token') this.cache.forget(`t ${change.v.token}`);
-    else if (change.op === 'token-') this.cache.forget(`t ${change.token}`);
+    else if (change.op === 'sub') this.cache.forget('sub', change.v.app_id, change.v.user_id);
+    else if (change.op === 'token') this.cache.forget('token', '', change.v.token);
+    else if (change.op === 'token-') this.cache.forget('token', '', change.token);
     else if (['seed', 'user', 'app', 'app-', 'key', 'key-'].includes(change.op)) this.cache.clear();
   }
 
   /** Forgets what the cache holds of a plan (as the routes and as billing read it). */
   forgetPlan(appId: string, planId: string): void {
-    this.cache.forget(cacheKey.plan(appId, planId));
-    this.cache.forget(cacheKey.planRecord(appId, planId));
+    this.cache.forget('plan', appId, planId);
+    this.cache.forget('planRecord', appId, planId);
   }
 
   /**
@@ -270,7 +270,7 @@ export class Ledger {
   }
 
   user(id: string): UserRecord | undefined {
-    return this.cache.read(`u ${id}`, () => {
+    return this.cache.read('user', '', id, () => {
       const r = this.one(`SELECT * FROM users WHERE id = ?`, id);
       return r && rows.users.fromRow(r);
     });
@@ -282,7 +282,7 @@ export class Ledger {
   }
 
   app(id: string): AppRecord | undefined {
-    return this.cache.read(`a ${id}`, () => {
+    return this.cache.read('app', '', id, () => {
       const r = this.one('SELECT * FROM apps WHERE id = ?', id);
       return r && rows.apps.fromRow(r);
     });
@@ -299,7 +299,7 @@ export class Ledger {
   }
 
   plan(appId: string, planId: string): PlanRecord | undefined {
-    return this.cache.read(cacheKey.planRecord(appId, planId), () => {
+    return this.cache.read('planRecord', appId, planId, () => {
       const r = this.one('SELECT * FROM plans WHERE app_id = ? AND id = ?', appId, planId);
       return r && Object.freeze(rows.plans.fromRow(r));
     });
@@ -316,7 +316,7 @@ export class Ledger {
   }
 
   keyBySecret(secret: string): KeyRecord | undefined {
-    return this.cache.read(`k ${secret}`, () => {
+    return this.cache.read('key', '', secret, () => {
       const r = this.one('SELECT * FROM api_keys WHERE secret = ?', secret);
       return r && rows.apiKeys.fromRow(r);
     });
@@ -342,7 +342,7 @@ export class Ledger {
   }
 
   token(token: string): TokenRecord | undefined {
-    return this.cache.read(`t ${token}`, () => {
+    return this.cache.read('token', '', token, () => {
       const r = this.one('SELECT * FROM tokens WHERE token = ?', token);
       return r && Object.freeze(rows.tokens.fromRow(r));
     });
