@@ -71,7 +71,9 @@ function subValue(s: Subscription, i: number): SQLInputValue {
   const v = s[SUB_FIELDS[i]!];
   return ISO_FIELDS.has(i) ? iso(v as number | null) : (v as SQLInputValue);
 }
-const ISO_FIELDS = new Set(['expires_at', 'cancelled_at', 'created_at'].map((f) => SUB_FIELDS.indexOf(f as keyof Subscription)));
+const ISO_FIELDS = new Set(
+  ['expires_at', 'cancelled_at', 'created_at'].map((f) => SUB_FIELDS.indexOf(f as keyof Subscription)),
+);
 
 /** The row's values in SUB_COLUMNS order. */
 const subValues = (s: Subscription): SQLInputValue[] => SUB_FIELDS.map((_, i) => subValue(s, i));
@@ -189,7 +191,8 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     if (before === undefined) this.run(UPSERT_SUB, ...subValues(s));
     else {
       const changed: number[] = [];
-      for (let i = 2; i < SUB_FIELDS.length; i++) if (s[SUB_FIELDS[i]!] !== before[SUB_FIELDS[i]!]) changed.push(i);
+      for (let i = 2; i < SUB_FIELDS.length; i++)
+        if (s[SUB_FIELDS[i]!] !== before[SUB_FIELDS[i]!]) changed.push(i);
       if (changed.length > 0) {
         const which = changed.join(',');
         let text = this.updates.get(which);

@@ -219,20 +219,21 @@ export class Ledger {
 
   private write(change: Change): void {
     applyChange(this, change);
-    // The cache holds only what is unchanged: a written row is forgotten (a user, an app or a key,
-    // looked up by several keys, empties it).
+    // The cache holds only what is unchanged: a written row is forgotten (a key, looked up by its
+    // secret, and a removal that reaches into other tables empty it).
     if (change.op === 'plan') {
       this.forgetPlan(change.v.app_id, change.v.id);
       // Kept as a read of the row would give it (a PATCH reads the plan it just wrote).
       const values = rows.plans.toRow(change.v);
       const row = Object.fromEntries(rows.plans.columns.map((c, i) => [c, values[i]!]));
       this.cache.put('planRecord', change.v.app_id, change.v.id, Object.freeze(rows.plans.fromRow(row)));
-    }
-    else if (change.op === 'plan-') this.forgetPlan(change.app_id, change.id);
+    } else if (change.op === 'plan-') this.forgetPlan(change.app_id, change.id);
     else if (change.op === 'sub') this.cache.forget('sub', change.v.app_id, change.v.user_id);
     else if (change.op === 'token') this.cache.forget('token', '', change.v.token);
     else if (change.op === 'token-') this.cache.forget('token', '', change.token);
-    else if (['seed', 'user', 'app', 'app-', 'key', 'key-'].includes(change.op)) this.cache.clear();
+    else if (change.op === 'user') this.cache.forget('user', '', change.v.id);
+    else if (change.op === 'app') this.cache.forget('app', '', change.v.id);
+    else if (['seed', 'app-', 'key', 'key-'].includes(change.op)) this.cache.clear();
   }
 
   /** Forgets what the cache holds of a plan (as the routes and as billing read it). */

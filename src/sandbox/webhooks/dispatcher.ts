@@ -78,7 +78,10 @@ export class Deliveries {
     const pending: PendingDelivery | undefined =
       url === null ? undefined : { delivery, url, attempt: 1, due_at: this.options.now() };
     if (pending) this.store.commit({ op: 'pending', v: pending });
-    return this.store.sync().then(async () => {
+    // One turn after the commit: the request that caused the delivery answers first (a year's
+    // advance that causes hundreds is not held up by their sending).
+    const durable = this.store.sync().then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    return durable.then(async () => {
       const h = this.store.history(app.id);
       h.offeredSeq = Math.max(h.offeredSeq, delivery.seq);
       const listeners = this.relay.offer(delivery);
