@@ -18,36 +18,7 @@ type Row = Record<string, SQLInputValue>;
 /** SQLite's page cache for the sandbox's connection, in KiB (negative: a size, not a page count). */
 export const CACHE_KIB = -65_536;
 
-const SUB_COLUMNS = [
-  'app_id',
-  'user_id',
-  'plan',
-  'status',
-  'expires_at',
-  'cancelled_at',
-  'api_calls',
-  'created_at',
-  'next_transition_at',
-  'anchor_at',
-  'periods',
-  'period_end',
-  'failures',
-  'charges',
-  'next_kind',
-];
-const UPSERT_SUB =
-  `INSERT INTO subscriptions (${SUB_COLUMNS.join(', ')}) VALUES (${SUB_COLUMNS.map(() => '?').join(', ')}) ` +
-  `ON CONFLICT (app_id, user_id) DO UPDATE SET ${SUB_COLUMNS.slice(2)
-    .map((c) => `${c} = excluded.${c}`)
-    .join(', ')}`;
-
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-const ms = (text: SQLInputValue | undefined): number | null =>
-  text === null || text === undefined ? null : Date.parse(String(text));
-const num = (v: SQLInputValue | undefined): number | null =>
-  v === null || v === undefined ? null : Number(v);
-
-/** The fields of a subscription in SUB_COLUMNS order (`next_at` is `next_transition_at`). */
+/** The fields of a subscription in its row's column order. */
 const SUB_FIELDS: ReadonlyArray<keyof Subscription> = [
   'app_id',
   'user_id',
@@ -65,6 +36,19 @@ const SUB_FIELDS: ReadonlyArray<keyof Subscription> = [
   'charges',
   'next_kind',
 ];
+/** The row's columns (`next_at` is `next_transition_at`). */
+const SUB_COLUMNS = SUB_FIELDS.map((f) => (f === 'next_at' ? 'next_transition_at' : f));
+const UPSERT_SUB =
+  `INSERT INTO subscriptions (${SUB_COLUMNS.join(', ')}) VALUES (${SUB_COLUMNS.map(() => '?').join(', ')}) ` +
+  `ON CONFLICT (app_id, user_id) DO UPDATE SET ${SUB_COLUMNS.slice(2)
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', ')}`;
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const ms = (text: SQLInputValue | undefined): number | null =>
+  text === null || text === undefined ? null : Date.parse(String(text));
+const num = (v: SQLInputValue | undefined): number | null =>
+  v === null || v === undefined ? null : Number(v);
 
 /** Column `i`'s value for the row (times as ISO 8601 text where the table keeps text). */
 function subValue(s: Subscription, i: number): SQLInputValue {
@@ -75,7 +59,7 @@ const ISO_FIELDS = new Set(
   ['expires_at', 'cancelled_at', 'created_at'].map((f) => SUB_FIELDS.indexOf(f as keyof Subscription)),
 );
 
-/** The row's values in SUB_COLUMNS order. */
+/** The row's values in column order. */
 const subValues = (s: Subscription): SQLInputValue[] => SUB_FIELDS.map((_, i) => subValue(s, i));
 
 function subFromRow(r: Row): Subscription {
