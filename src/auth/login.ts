@@ -137,7 +137,8 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
     await deps.credentials.delete(accounts.apiKey(deps.profile));
     await markSignedIn(deps.credentials, deps.profile, true);
     // A secret that worked (from MKT_CLIENT_SECRET or the prompt) is kept: the next login does not ask.
-    if (!secretStored) await deps.credentials.set(accounts.clientSecret(deps.profile, clientId), clientSecret);
+    if (!secretStored)
+      await deps.credentials.set(accounts.clientSecret(deps.profile, clientId), clientSecret);
     await deps.config.set(deps.profile, 'client-id', clientId);
     if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
     deps.out.success(`Logged in as ${describeUser(user)} on ${deps.siteUrl}`);

@@ -184,7 +184,12 @@ export async function triggerEvent(
   if (input.dryRun) {
     const full = await resolveServerDefaults(deps, input.event, data, appId);
     const envelope = { event: input.event, timestamp: isoSeconds(deps.clock.now()), data: full };
-    const leftOut = user === null ? 'new_test_user' : data.user_id === undefined ? 'marketplace' : undefined;
+    const leftOut =
+      user === null
+        ? 'new_test_user'
+        : data.user_id === undefined && !input.synthetic
+          ? 'marketplace'
+          : undefined;
     return { dry_run: true, app_id: appId, envelope, ...(leftOut ? { user_left_out: leftOut } : {}) };
   }
   const body = { app_id: appId, event: input.event, data, ...(input.synthetic ? { synthetic: true } : {}) };

@@ -49,7 +49,9 @@ export async function resend(deps: Deps, input: ResendInput): Promise<ResendResu
       1,
       {
         hints: [
-          ...elsewhere.map((other) => `mkt webhooks resend ${input.id} --app ${other}   (it is in that journal)`),
+          ...elsewhere.map(
+            (other) => `mkt webhooks resend ${input.id} --app ${other}   (it is in that journal)`,
+          ),
           `mkt webhooks deliveries${app}   (the deliveries this journal holds)`,
         ],
       },

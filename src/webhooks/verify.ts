@@ -14,7 +14,10 @@ export interface VerifyInput {
 
 /** Checks a payload against its signature; throws a CheckFailedError naming the likely reason. */
 export async function verifyPayload(
-  deps: Pick<Deps, 'env' | 'credentials' | 'profile' | 'api' | 'config' | 'session' | 'clock' | 'out' | 'json'>,
+  deps: Pick<
+    Deps,
+    'env' | 'credentials' | 'profile' | 'api' | 'config' | 'session' | 'clock' | 'out' | 'json'
+  >,
   input: VerifyInput,
 ): Promise<{ valid: true; event: string; timestamp: string; age_seconds: number }> {
   const { resolveWebhookSecret } = await import('./secret.js');
