@@ -17,7 +17,11 @@ const login = (extra: Record<string, string | undefined>) =>
   });
 
 describe('the client secret of a login', () => {
-  it('is stored once a login with MKT_CLIENT_SECRET succeeded, and the next login uses it', async () => {
+  it('is stored once a login with MKT_CLIENT_SECRET succeeded (not when it failed), and the next login uses it', async () => {
+    const wrong = await login({ MKT_CLIENT_SECRET: 'cs_notTheSecret' });
+    expect(wrong.code).not.toBe(0);
+    expect((await storedSecrets(ctx.dir))[account()]).toBeUndefined();
+
     const first = await login({});
     expect(first.code, first.stderr).toBe(0);
     expect((await storedSecrets(ctx.dir))[account()]).toBe(ctx.sandbox.seed.app.client_secret);
@@ -27,12 +31,6 @@ describe('the client secret of a login', () => {
     const again = await login({ MKT_CLIENT_SECRET: undefined });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain('Logged in as');
-  });
-
-  it('is not stored when the login failed with it', async () => {
-    const wrong = await login({ MKT_CLIENT_SECRET: 'cs_notTheSecret' });
-    expect(wrong.code).not.toBe(0);
-    expect((await storedSecrets(ctx.dir))[account()]).toBeUndefined();
   });
 });
 
