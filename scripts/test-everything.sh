@@ -11,6 +11,7 @@ command -v gnome-keyring-daemon >/dev/null || missing+=(gnome-keyring)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v script >/dev/null || missing+=(bsdutils)
 command -v zsh >/dev/null || missing+=(zsh)
+command -v faketime >/dev/null || missing+=(faketime)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else

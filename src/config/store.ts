@@ -5,45 +5,43 @@ import { systemClock } from '../platform/clock.js';
 import { writeFileAtomic } from '../platform/fs-atomic.js';
 import { withFileLock } from '../platform/lock-file.js';
 import { MktError, UsageError } from '../errors.js';
+import { checkUrl } from '../urls.js';
 
-/** A setting users may store per profile, with its validation. */
+/** A setting users may store per profile; `check` throws a UsageError saying what is wrong. */
 interface KeySpec {
   description: string;
-  validate(value: string): string | undefined;
+  check(value: string): void;
 }
 
-function httpUrl(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return `"${value}" is not a URL; expected http(s)://host[:port]`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    return `"${value}" must start with http:// or https://`;
-  if (url.username || url.password) return withCredentials(url);
-  if (url.search || url.hash) return `"${value}" must not have a query or fragment`;
-  return undefined;
-}
-
-/** Why a URL with a user name or password is refused; the password itself is never repeated. */
-export function withCredentials(url: URL): string {
-  return `${url.protocol}//…@${url.host} holds a user name or password, which mkt never stores or sends; give the URL without it`;
+/** A check by a rule, refused as "Invalid value for KEY: WHY." */
+function rule(key: string, ok: (value: string) => boolean, why: (value: string) => string) {
+  return (value: string) => {
+    if (!ok(value))
+      throw new UsageError(`Invalid value for ${key}: ${why(value)}.`, { code: 'invalid_config_value' });
+  };
 }
 
 /** Every key `mkt config` accepts. */
 export const CONFIG_KEYS: Record<string, KeySpec> = {
   'site-url': {
     description: 'root address of the marketplace (default: the local sandbox)',
-    validate: httpUrl,
+    check: (v) => void checkUrl(v, 'site', 'site-url'),
   },
   app: {
     description: 'default app for --app (app_…)',
-    validate: (v) => (/^app_[A-Za-z0-9_-]+$/.test(v) ? undefined : `"${v}" is not an app id (app_…)`),
+    check: rule(
+      'app',
+      (v) => /^app_[A-Za-z0-9_-]+$/.test(v),
+      (v) => `"${v}" is not an app id (app_…)`,
+    ),
   },
   'client-id': {
     description: 'OAuth client id used by `mkt login`',
-    validate: (v) => (v.trim() && !/\s/.test(v) ? undefined : 'a client id has no spaces'),
+    check: rule(
+      'client-id',
+      (v) => v.trim() !== '' && !/\s/.test(v),
+      () => 'a client id has no spaces',
+    ),
   },
 };
 
@@ -63,11 +61,7 @@ export function validateSetting(key: string, value?: string): void {
       code: 'unknown_config_key',
     });
   }
-  if (value !== undefined) {
-    const problem = spec.validate(value);
-    if (problem)
-      throw new UsageError(`Invalid value for ${key}: ${problem}.`, { code: 'invalid_config_value' });
-  }
+  if (value !== undefined) spec.check(value);
 }
 
 /**

@@ -13,6 +13,8 @@ export interface Plan {
   price: Money | null;
   features: string[];
   api_call_limit: number | null;
+  /** A new subscriber's free trial in days; a server may leave it out. */
+  trial_days?: number;
   archived: boolean;
   subscribers?: number;
   [field: string]: unknown;
@@ -35,6 +37,7 @@ export interface PlanFlags {
   currency?: string;
   feature?: string[];
   'api-call-limit'?: string;
+  'trial-days'?: number;
   archived?: boolean;
 }
 
@@ -122,6 +125,7 @@ function commonFields(flags: PlanFlags, update = false): Record<string, unknown>
   }
   if (flags.feature !== undefined) out.features = checkFeatures(flags.feature);
   if (flags['api-call-limit'] !== undefined) out.api_call_limit = parseLimit(flags['api-call-limit']);
+  if (flags['trial-days'] !== undefined) out.trial_days = flags['trial-days'];
   return out;
 }
 
@@ -161,6 +165,11 @@ export function planCreateBody(flags: PlanFlags): Record<string, unknown> {
       },
     );
   }
+  if (Number(fields.trial_days ?? 0) > 0 && kind !== 'monthly' && kind !== 'annual') {
+    throw new UsageError(`A ${flags.kind} plan has no trial: --trial-days is for monthly and annual plans.`, {
+      code: 'invalid_trial_days',
+    });
+  }
   return { id, name: fields.name, kind, ...fields, ...(kind === 'free' ? { price: null } : {}) };
 }
 
@@ -170,7 +179,7 @@ export function planUpdateBody(flags: PlanFlags): Record<string, unknown> {
   if (flags.archived !== undefined) fields.archived = flags.archived;
   if (Object.keys(fields).length === 0) {
     throw new UsageError(
-      'Nothing to change: pass --name, --price (and --currency), --feature, --api-call-limit or --archived/--no-archived.',
+      'Nothing to change: pass --name, --price (and --currency), --feature, --api-call-limit, --trial-days or --archived/--no-archived.',
       { code: 'nothing_to_update' },
     );
   }

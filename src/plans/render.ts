@@ -26,6 +26,9 @@ export function showPlan(deps: Pick<Deps, 'out'>, plan: Plan): void {
     ['price', formatMoney(plan.price)],
     ['features', plan.features],
     ['api call limit', plan.api_call_limit ?? 'unlimited'],
+    ...(plan.trial_days === undefined
+      ? []
+      : [['trial', plan.trial_days > 0 ? `${plan.trial_days} days` : 'none'] as [string, string]]),
     ['archived', plan.archived ? 'yes' : 'no'],
     ['subscribers', plan.subscribers],
   ]);

@@ -1,6 +1,6 @@
 // Steps of oclif's, each replaced in the bundle (esbuild.config.js) by a function that returns the
 // same and falls back to the original wherever sameness is not certain;
-// test/commands/oclif-patches.test.ts checks them against ICU, ejs, ansis and string-width. Each is
+// test/commands/oclif-patches.test.ts checks them against ICU, ejs and string-width. Each is
 // inlined with Function#toString, so it uses nothing outside itself. Why: BENCHMARKS.md (start-up).
 
 /**
@@ -63,16 +63,6 @@ export function renderTemplate(
   return plain(text.slice(last)) ? out + text.slice(last) : render();
 }
 
-/**
- * ansis's `strip(text)` (which removes ANSI escapes, each starting with ESC or CSI) without building
- * all of ansis's styles first: text with neither is itself.
- */
-export function stripAnsi(strip: (text: unknown) => unknown, text: unknown): unknown {
-  return typeof text === 'string' && !text.includes('\u001b') && !text.includes('\u009b')
-    ? text
-    : strip(text);
-}
-
 /** string-width's `width(text)` without its emoji pattern: printable ASCII is a column a character. */
 export function textWidth(width: (text: unknown) => number, text: unknown): number {
   return typeof text === 'string' && /^[\x20-\x7e]*$/.test(text) ? text.length : width(text);
@@ -81,14 +71,11 @@ export function textWidth(width: (text: unknown) => number, text: unknown): numb
 /**
  * The bundle's text patches of oclif's files (esbuild.config.js): for each file under node_modules,
  * the texts replaced and what replaces them. Sorting the command ids with localeCompare builds ICU's
- * collator (≈ 7 ms), ejs compiles each help text into a function, ansis builds every style to strip
- * escapes and string-width runs an emoji pattern over plain ASCII: the same results without them.
+ * collator (≈ 7 ms), ejs compiles each help text into a function and string-width runs an emoji pattern
+ * over plain ASCII: the same results without them. Each is kept while bench/oclif-patches.js shows
+ * it pays (BENCHMARKS.md); a fourth (ansis's strip) no longer did and went.
  */
 export function oclifPatches(): Record<string, Array<[string, string]>> {
-  const strip: [string, string] = [
-    'ansis_1.default.strip(',
-    `(${stripAnsi})((s) => ansis_1.default.strip(s), `,
-  ];
   return {
     '@oclif/core/lib/config/plugin.js': [
       [
@@ -102,9 +89,6 @@ export function oclifPatches(): Record<string, Array<[string, string]>> {
         `return (${renderTemplate})(t, context, () => ejs_1.default.render(t, context));`,
       ],
     ],
-    '@oclif/core/lib/help/formatter.js': [strip],
-    '@oclif/core/lib/help/index.js': [strip],
-    '@oclif/core/lib/help/root.js': [strip],
     'string-width/index.js': [
       ['module.exports = stringWidth;', `module.exports = (s) => (${textWidth})(stringWidth, s);`],
     ],

@@ -143,6 +143,9 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     new SqlBillingStore(ledger.db, (text, ...params) => ledger.execute(text, ...params)),
   );
   if (fresh) seedLedger(core);
+  // Deliveries still owed from an earlier run are scheduled first, so that those the catch-up
+  // below creates are attempted once, by emit, and not a second time by resume.
+  core.deliveries.resume();
   // Transitions that fell due while the sandbox was stopped happen now, in order.
   core.life.start();
   await ledger.sync();
@@ -174,7 +177,6 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   core.port = (server.address() as AddressInfo).port;
   core.siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${core.port}`;
   writeHolder(options.dataDir, core.siteUrl);
-  core.deliveries.resume();
   const sweeper = setInterval(() => sweepCodes(core), 60_000);
   sweeper.unref();
 

@@ -2,21 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import {
-  idOrder,
-  oclifPatches,
-  renderTemplate,
-  stripAnsi,
-  textWidth,
-} from '../../src/platform/oclif-patches.js';
+import { idOrder, oclifPatches, renderTemplate, textWidth } from '../../src/platform/oclif-patches.js';
 
 // The bundle replaces two of oclif's steps (esbuild.config.js): these must give what oclif's own
 // give — ICU's localeCompare for sorting command ids, ejs for help texts — for every input.
 
-// ejs, ansis and string-width as oclif itself loads them (its own versions).
+// ejs and string-width as oclif itself loads them (its own versions).
 const require = createRequire(createRequire(import.meta.url).resolve('@oclif/core'));
 const ejs = require('ejs') as { render(t: string, data: object): string };
-const ansis = require('ansis') as { strip(text: unknown): string };
 const stringWidth = require('string-width') as (text: unknown) => number;
 const manifest = JSON.parse(readFileSync(new URL('../../oclif.manifest.json', import.meta.url), 'utf8')) as {
   commands: Record<
@@ -94,7 +87,7 @@ describe('renderTemplate', () => {
   });
 });
 
-describe('stripAnsi and textWidth', () => {
+describe('textWidth', () => {
   // Every printable ASCII character, controls, escapes (ESC and CSI), wide and combining characters.
   const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');
   const texts = [
@@ -111,13 +104,6 @@ describe('stripAnsi and textWidth', () => {
     texts.push(
       Array.from({ length: i % 40 }, (_, j) => String.fromCharCode((i * 31 + j * 7) % 160)).join(''),
     );
-
-  it('strips as ansis does', () => {
-    const differing = [...texts, undefined, 42].filter(
-      (t) => attempt(() => String(stripAnsi(ansis.strip, t))).value !== attempt(() => ansis.strip(t)).value,
-    );
-    expect(differing).toEqual([]);
-  });
 
   it('measures as string-width does', () => {
     expect(texts.filter((t) => textWidth(stringWidth, t) !== stringWidth(t))).toEqual([]);

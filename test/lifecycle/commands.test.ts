@@ -141,6 +141,45 @@ describe('mkt simulator users', () => {
   });
 });
 
+describe("a plan's free trial", () => {
+  it('plans create --trial-days: a new subscriber is trialing, then the first charge at trial end', async () => {
+    const plan = await json([
+      'plans',
+      'create',
+      '--name',
+      'Trial Monthly',
+      '--kind',
+      'monthly',
+      '--price',
+      '9.99',
+      '--currency',
+      'USD',
+      '--trial-days',
+      '14',
+    ]);
+    expect(plan.trial_days).toBe(14);
+    const shown = await mkt(['plans', 'get', plan.id]);
+    expect(shown.stdout).toMatch(/^trial: +14 days$/m);
+    const user = await json(['simulator', 'users', 'create', '--plan', plan.id]);
+    const trial = await json(['entitlements', '--user', user.id]);
+    expect(trial.status).toBe('trialing');
+    expect(Date.parse(trial.expires_at) - Date.now()).toBeGreaterThan(13.9 * 86_400_000);
+    expect(await json(['apps', 'payments', 'list'])).not.toContainEqual(
+      expect.objectContaining({ user_id: user.id }),
+    );
+    await json(['simulator', 'clock', 'advance', '15d']);
+    expect((await json(['entitlements', '--user', user.id])).status).toBe('active');
+    const charges = (await json(['apps', 'payments', 'list'])).filter(
+      (x: { user_id: string }) => x.user_id === user.id,
+    );
+    expect(charges).toMatchObject([{ kind: 'initial', outcome: 'succeeded', amount: 999 }]);
+    // Changed later: only new subscribers get the new trial; 0 turns it off.
+    expect((await json(['plans', 'update', plan.id, '--trial-days', '0'])).trial_days).toBe(0);
+    const later = await json(['simulator', 'users', 'create', '--plan', plan.id]);
+    expect((await json(['entitlements', '--user', later.id])).status).toBe('active');
+  });
+});
+
 describe('usage and the one access rule', () => {
   it('counts requests made with the user token, resets at renewal, and never reads an unlimited plan as 0', async () => {
     const user = await json(['simulator', 'users', 'create', '--plan', 'pro-monthly']);

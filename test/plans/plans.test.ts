@@ -261,6 +261,12 @@ describe('bad input is refused before any request', () => {
       /pass --id/,
     ],
     ['a bad api call limit', [...create, '--kind', 'free', '--api-call-limit', '-5'], /whole number/],
+    [
+      'a trial on a one-time plan',
+      [...create, '--kind', 'one-time', '--price', '5', '--currency', 'USD', '--trial-days', '14'],
+      /one-time plan has no trial/,
+    ],
+    ['a trial of more than a year', [...create, '--kind', 'monthly', '--trial-days', '400'], /--trial-days/],
     ['a feature with spaces', [...create, '--kind', 'free', '--feature', 'bulk export'], /one word/],
     ['an update with nothing to change', ['plans', 'update', 'pro', '--app', 'app_x'], /Nothing to change/],
     ['a bad plan id on get', ['plans', 'get', '../apps', '--app', 'app_x'], /not a plan id/],

@@ -39,7 +39,15 @@ describe('scripts/test-everything.sh', () => {
     // what it was asked (the real one would install it); "install" fails to stop the script there.
     const bin = join(dir.path, 'bin');
     await promisify(execFile)('mkdir', ['-p', bin]);
-    for (const tool of ['bash', 'dirname', 'id', 'dbus-run-session', 'gnome-keyring-daemon', 'script']) {
+    for (const tool of [
+      'bash',
+      'dirname',
+      'id',
+      'dbus-run-session',
+      'gnome-keyring-daemon',
+      'script',
+      'faketime',
+    ]) {
       const { stdout } = await promisify(execFile)('bash', ['-c', `command -v ${tool}`]);
       await symlink(stdout.trim(), join(bin, tool));
     }

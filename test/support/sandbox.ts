@@ -65,10 +65,13 @@ export function killAllSandboxProcesses(): void {
 export async function startSandboxProcess(
   dataDir: string,
   configDir: string,
-  options: { umask?: string; args?: string[] } = {},
+  options: { umask?: string; args?: string[]; env?: Record<string, string> } = {},
 ): Promise<SandboxProcess> {
   const args = ['sandbox', 'start', '--json', '--quiet', '--port', '0', '--data-dir', dataDir];
-  const mkt = startMkt([...args, ...(options.args ?? [])], configDir, { umask: options.umask ?? '022' });
+  const mkt = startMkt([...args, ...(options.args ?? [])], configDir, {
+    umask: options.umask ?? '022',
+    env: options.env,
+  });
   running.add(mkt);
   const document = () => {
     try {

@@ -10,7 +10,7 @@ export default class PlansCreate extends BaseCommand<typeof PlansCreate> {
     'The price is a decimal in the currency (9.99 USD, 500 JPY, 1.250 KWD) and is sent in minor units (999, 500, 1250). A free plan has no price; the other kinds need one. --id defaults to the name as a slug ("Pro Monthly" → pro-monthly).';
   static examples = [
     '<%= config.bin %> plans create --name Free --kind free --feature basic',
-    '<%= config.bin %> plans create --name "Pro Monthly" --kind monthly --price 9.99 --currency USD --feature export --feature api --api-call-limit 10000',
+    '<%= config.bin %> plans create --name "Pro Monthly" --kind monthly --price 9.99 --currency USD --feature export --feature api --api-call-limit 10000 --trial-days 14',
     '<%= config.bin %> plans create --id lifetime --name "Lifetime" --kind one-time --price 5000 --currency JPY',
   ];
   static enableJsonFlag = true;
@@ -26,6 +26,11 @@ export default class PlansCreate extends BaseCommand<typeof PlansCreate> {
     feature: Flags.string({ multiple: true, description: 'feature the plan grants (repeatable)' }),
     'api-call-limit': Flags.string({
       description: 'API calls allowed per period, or "none" (default: none)',
+    }),
+    'trial-days': Flags.integer({
+      min: 0,
+      max: 365,
+      description: 'days of free trial for a new subscriber (monthly and annual plans; 0: none)',
     }),
   };
 

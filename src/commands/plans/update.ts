@@ -11,6 +11,7 @@ export default class PlansUpdate extends BaseCommand<typeof PlansUpdate> {
   static examples = [
     '<%= config.bin %> plans update pro-monthly --price 12.50',
     '<%= config.bin %> plans update pro-monthly --feature export --feature api --api-call-limit none',
+    '<%= config.bin %> plans update pro-monthly --trial-days 14',
     '<%= config.bin %> plans update legacy --archived',
   ];
   static enableJsonFlag = true;
@@ -25,6 +26,11 @@ export default class PlansUpdate extends BaseCommand<typeof PlansUpdate> {
       description: 'feature the plan grants (repeatable; replaces the list)',
     }),
     'api-call-limit': Flags.string({ description: 'API calls allowed per period, or "none"' }),
+    'trial-days': Flags.integer({
+      min: 0,
+      max: 365,
+      description: 'days of free trial for a new subscriber (monthly and annual plans; 0: none)',
+    }),
     archived: Flags.boolean({
       allowNo: true,
       description: 'archive the plan (no new subscribers), or --no-archived',

@@ -290,8 +290,4 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
       scopes: JSON.parse(String(r.scopes)) as string[],
     }));
   }
-
-  setTrialDays(appId: string, planId: string, days: number): void {
-    this.run('UPDATE plans SET trial_days = ? WHERE app_id = ? AND id = ?', days, appId, planId);
-  }
 }

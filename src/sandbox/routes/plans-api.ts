@@ -14,6 +14,7 @@ const planFields = {
   price: z.strictObject({ amount: int(0, 100_000_000), currency: text(3, /^[A-Z]{3}$/) }).nullable(),
   features: z.array(text(64, /^[a-z0-9][a-z0-9_.:-]*$/)).max(100),
   api_call_limit: int(0, 1_000_000_000).nullable(),
+  trial_days: int(0, 365),
 };
 
 function checkPrice(kind: PlanRecord['kind'], price: PlanRecord['price']): void {
@@ -22,6 +23,11 @@ function checkPrice(kind: PlanRecord['kind'], price: PlanRecord['price']): void 
   }
   if (kind !== 'free' && price === null)
     throw invalidRequest(`Field "price" is required for a ${kind} plan.`);
+}
+
+function checkTrial(kind: PlanRecord['kind'], days: number | undefined): void {
+  if (days !== undefined && days > 0 && kind !== 'monthly' && kind !== 'annual')
+    throw invalidRequest(`Field "trial_days" applies to monthly and annual plans, not to a ${kind} plan.`);
 }
 
 function routePlan(c: RouteContext, app: AppRecord): PlanRecord {
@@ -54,6 +60,7 @@ export const plansApi = new Hono<SandboxEnv>()
         price: planFields.price.optional(),
         features: planFields.features.optional(),
         api_call_limit: planFields.api_call_limit.optional(),
+        trial_days: planFields.trial_days.optional(),
       }),
     ),
     (c) => {
@@ -64,6 +71,7 @@ export const plansApi = new Hono<SandboxEnv>()
       }
       const price = input.price ?? null;
       checkPrice(input.kind, price);
+      checkTrial(input.kind, input.trial_days);
       const plan: PlanRecord = {
         id: input.id,
         app_id: app.id,
@@ -72,6 +80,7 @@ export const plansApi = new Hono<SandboxEnv>()
         price,
         features: input.features ?? [],
         api_call_limit: input.api_call_limit ?? null,
+        trial_days: input.trial_days ?? 0,
         archived: false,
         created_at: isoStamp(c.get('core').now()),
       };
@@ -93,6 +102,7 @@ export const plansApi = new Hono<SandboxEnv>()
           price: planFields.price.optional(),
           features: planFields.features.optional(),
           api_call_limit: planFields.api_call_limit.optional(),
+          trial_days: planFields.trial_days.optional(),
           archived: z.boolean().optional(),
         })
         .catchall(z.unknown()),
@@ -103,16 +113,18 @@ export const plansApi = new Hono<SandboxEnv>()
       if ('kind' in input || 'id' in input)
         throw invalidRequest('The fields "id" and "kind" cannot be changed.');
       const unknown = Object.keys(input).find(
-        (k) => !['name', 'price', 'features', 'api_call_limit', 'archived'].includes(k),
+        (k) => !['name', 'price', 'features', 'api_call_limit', 'trial_days', 'archived'].includes(k),
       );
       if (unknown !== undefined) throw invalidRequest(`Unknown field "${unknown}".`);
       if (Object.keys(input).length === 0) throw invalidRequest('Send at least one field to change.');
       if (input.price !== undefined) checkPrice(plan.kind, input.price);
+      checkTrial(plan.kind, input.trial_days);
       const next: PlanRecord = { ...plan };
       if (input.name !== undefined) next.name = input.name;
       if (input.price !== undefined) next.price = input.price;
       if (input.features !== undefined) next.features = input.features;
       if (input.api_call_limit !== undefined) next.api_call_limit = input.api_call_limit;
+      if (input.trial_days !== undefined) next.trial_days = input.trial_days;
       if (input.archived !== undefined) next.archived = input.archived;
       c.get('core').ledger.commit({ op: 'plan', v: next });
       return c.json(planView(c.get('core'), next), 200);

@@ -40,6 +40,8 @@ export interface PlanRecord {
   price: { amount: number; currency: string } | null;
   features: string[];
   api_call_limit: number | null;
+  /** Days of free trial a new subscriber gets (0: none); a folder from before trials has none. */
+  trial_days?: number;
   archived: boolean;
   created_at: string;
 }

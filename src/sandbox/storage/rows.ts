@@ -76,7 +76,18 @@ export const apps = {
 };
 
 export const plans = {
-  columns: ['id', 'app_id', 'name', 'kind', 'price', 'features', 'api_call_limit', 'archived', 'created_at'],
+  columns: [
+    'id',
+    'app_id',
+    'name',
+    'kind',
+    'price',
+    'features',
+    'api_call_limit',
+    'trial_days',
+    'archived',
+    'created_at',
+  ],
   toRow: (p: PlanRecord): SQLInputValue[] => [
     p.id,
     p.app_id,
@@ -85,6 +96,7 @@ export const plans = {
     p.price === null ? null : JSON.stringify(p.price),
     JSON.stringify(p.features),
     p.api_call_limit,
+    p.trial_days ?? 0,
     p.archived ? 1 : 0,
     p.created_at,
   ],
@@ -96,6 +108,7 @@ export const plans = {
     price: r.price === null ? null : (JSON.parse(text(r.price)) as PlanRecord['price']),
     features: JSON.parse(text(r.features)) as string[],
     api_call_limit: numOrNull(r.api_call_limit),
+    trial_days: num(r.trial_days ?? 0),
     archived: num(r.archived) === 1,
     created_at: text(r.created_at),
   }),
