@@ -26,19 +26,24 @@ beforeAll(async () => {
   });
   otherApp = JSON.parse(other.stdout).id;
   // A paid plan on the app without a payment account, a user on the free plan, one already cancelled.
-  const gold = {
-    id: 'gold',
-    name: 'Gold',
-    kind: 'monthly',
-    price: { amount: 500, currency: 'EUR' },
-    features: ['x'],
-  };
-  const plan = await fetch(`${ctx.sandbox.siteUrl}/api/v1/apps/${otherApp}/plans`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${dev}`, 'content-type': 'application/json' },
-    body: JSON.stringify(gold),
-  });
-  expect(plan.status).toBe(201);
+  const plan = await ctx.mkt(
+    [
+      'plans',
+      'create',
+      '--app',
+      otherApp,
+      '--name',
+      'Gold',
+      '--kind',
+      'monthly',
+      '--price',
+      '5',
+      '--currency',
+      'EUR',
+    ],
+    { MKT_API_KEY: undefined, MKT_ACCESS_TOKEN: dev },
+  );
+  expect(plan.code, plan.stderr).toBe(0);
   fred = seed.users.find((u) => u.plan === 'free')!.id;
   const user = await ctx.mkt(['simulator', 'users', 'create', '--plan', 'pro-monthly', '--json']);
   cancelled = JSON.parse(user.stdout).id;
