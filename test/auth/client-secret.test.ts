@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runMkt, startMkt } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
+import { runMktInTty } from '../support/terminal.js';
 import { browserCommand, PERSON, signInEnv, storedSecrets } from './helpers.js';
 
 // A login that worked with a client secret keeps it for the profile and client id: the next login
@@ -31,7 +32,19 @@ describe('the client secret of a login', () => {
     const again = await login({ MKT_CLIENT_SECRET: undefined });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain('Logged in as');
-  });
+
+    // On a terminal, where it could ask, it does not: a wrong secret would be typed if it did.
+    const { MKT_CLIENT_SECRET: _, ...noSecret } = signInEnv(ctx.sandbox);
+    const tty = await runMktInTty(['login', '--client-id', ctx.sandbox.seed.app.client_id], ctx.dir, {
+      env: noSecret,
+      waitFor: 'Client secret of',
+      answer: 'cs_typedByMistake\r',
+      timeoutMs: 30_000,
+    });
+    expect(tty.code, tty.stdout).toBe(0);
+    expect(tty.stdout).not.toContain('Client secret of');
+    expect(tty.stdout).toContain('Logged in as');
+  }, 60_000);
 });
 
 describe('mkt sandbox start', () => {
