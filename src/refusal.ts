@@ -29,6 +29,12 @@ export function refusal(input: RefusalInput): MktError {
   const scope =
     input.challengeScope ??
     (/scope/i.test(message) ? /"?\b([a-z][\w-]*:[a-z][\w-]*)\b"?/i.exec(message)?.[1] : undefined);
+  if (/\/simulator\/authorize$/.test(path) && credential?.kind !== 'live_key') {
+    // The simulator authorizes test users only, with app scopes: the developer signs in for real.
+    return new AuthError(code, `Not allowed: ${message}`, {
+      hints: [`mkt login${flags} --scope apps:write   (as the developer, in the browser)`],
+    });
+  }
   if (scope && credential?.kind === 'token') {
     const login = `mkt login${flags} --scope ${scope}`;
     return new AuthError('insufficient_scope', `Not allowed: ${message}`, {
@@ -78,6 +84,69 @@ export function refusal(input: RefusalInput): MktError {
 function sentence(text: string): string {
   const trimmed = text.trim();
   return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
+/** What a request named, for hints: its app, user and plan (from its path, query or JSON body). */
+export interface RequestNames {
+  app?: string;
+  user?: string;
+  plan?: string;
+}
+
+/** The app, user and plan a request named: path `/apps/{id}`, `/simulator/users/{id}`, query or body. */
+export function requestNames(url: URL | undefined, sent: unknown): RequestNames {
+  const body = (typeof sent === 'object' && sent !== null ? sent : {}) as Record<string, unknown>;
+  const data = (typeof body.data === 'object' && body.data !== null ? body.data : {}) as Record<
+    string,
+    unknown
+  >;
+  const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+  const path = url?.pathname ?? '';
+  return {
+    app:
+      /\/apps\/(app_[\w-]+)/.exec(path)?.[1] ??
+      text(body.app_id) ??
+      url?.searchParams.get('app_id') ??
+      undefined,
+    user: /\/simulator\/users\/(usr_\w+)/.exec(path)?.[1] ?? text(body.user_id) ?? text(data.user_id),
+    plan: text(body.plan) ?? text(data.plan),
+  };
+}
+
+/**
+ * What to do next after the marketplace refused a change for the state things are in (a 402, 404 or
+ * 409 of the simulator and the life of subscriptions): the server's sentence says why, these hints
+ * (built here, never by the server) say what this user can run. Empty for a code mkt does not know.
+ */
+export function stateHints(code: string, message: string, names: RequestNames, flags: string): string[] {
+  const app = names.app ? ` --app ${names.app}` : '';
+  const user = names.user ?? 'USER';
+  switch (code) {
+    case 'no_test_users':
+      return [`mkt simulator users create --plan PLAN${app}${flags}   (a plan of mkt plans list${app})`];
+    case 'payouts_not_linked':
+      return [`mkt apps payments link${app}${flags}`];
+    case 'payment_declined':
+      return names.user
+        ? [`mkt simulator users update ${names.user} --payment succeeds${app}${flags}`]
+        : [`mkt simulator users create --plan ${names.plan ?? 'PLAN'} --payment succeeds${app}${flags}`];
+    case 'already_subscribed':
+    case 'same_plan':
+    case 'not_cancellable':
+    case 'plan_archived':
+      return [`mkt plans list${app}${flags}   (then: mkt simulator users update ${user} --plan PLAN${app})`];
+    case 'no_subscription':
+      return [
+        `mkt trigger subscription.created${names.user ? ` --user ${names.user}` : ''}${app}${flags}   (subscribes first)`,
+      ];
+    case 'not_found':
+      if (/\btest user\b/i.test(message)) return [`mkt simulator users list${app}${flags}`];
+      if (/\bno plans\b/i.test(message)) return [`mkt plans create --help`];
+      if (/\bplan/i.test(message)) return [`mkt plans list${app}${flags}`];
+      return [];
+    default:
+      return [];
+  }
 }
 
 /**

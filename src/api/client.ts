@@ -1,7 +1,7 @@
 import { HEADER } from '../wire.js';
 import { ApiError, AuthError, MktError, RateLimitError, UnreachableError, withRequestId } from '../errors.js';
 import type { Clock } from '../platform/clock.js';
-import { notFound, refusal } from '../refusal.js';
+import { notFound, refusal, requestNames, stateHints } from '../refusal.js';
 import { isLoopback } from '../urls.js';
 import { Pacer, limitFor } from './pacer.js';
 import { redactBody, redactHeaders } from './redact.js';
@@ -162,7 +162,10 @@ export class ApiClient {
       }
       const data = parseBody(res);
       if (res.status >= 300 && !options.allowErrorStatus)
-        throw withRequestId(this.errorFor(res, data, credential, url), res.headers[HEADER.requestId]);
+        throw withRequestId(
+          this.errorFor(res, data, credential, url, options.json),
+          res.headers[HEADER.requestId],
+        );
       return { status: res.status, headers: res.headers, data: data as T, text: res.text };
     }
   }
@@ -317,7 +320,13 @@ export class ApiClient {
   }
 
   /** The MktError for an error response: what is wrong, and the command that fixes it. */
-  errorFor(res: HttpResponse, data: unknown, credential: Credential | null, url?: URL): MktError {
+  errorFor(
+    res: HttpResponse,
+    data: unknown,
+    credential: Credential | null,
+    url?: URL,
+    sent?: unknown,
+  ): MktError {
     const { code, message } = describeError(res, data);
     const flags = this.hintFlags();
     if (res.status === 401) {
@@ -329,7 +338,8 @@ export class ApiClient {
       });
     }
     if (res.status === 403) return this.forbidden(res, code, message, credential, url);
-    if (res.status === 404) return notFound(404, code, message, url?.pathname ?? '', flags);
+    const hints = stateHints(code, message, requestNames(url, sent), flags);
+    if (res.status === 404 && !hints.length) return notFound(404, code, message, url?.pathname ?? '', flags);
     if (res.status === 429) {
       const after = retryAfterMs(res.headers, this.options.clock.now());
       return new RateLimitError(
@@ -346,7 +356,7 @@ export class ApiClient {
         { hints: [`mkt config get site-url   (is ${this.siteUrl} the marketplace's address?)`] },
       );
     }
-    return new ApiError(res.status, code || `http_${res.status}`, message);
+    return new ApiError(res.status, code || `http_${res.status}`, message, { hints });
   }
 
   private log(line: string): void {

@@ -53,7 +53,7 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
       },
     );
   }
-  const { secret: clientSecret, prompted } = await clientSecretFor(deps, clientId);
+  const { secret: clientSecret, stored: secretStored } = await clientSecretFor(deps, clientId);
   const scopes = [...new Set([...DEFAULT_SCOPES, ...(input.scopes ?? [])].flatMap((s) => s.split(/[\s,]+/)))]
     .filter(Boolean)
     .join(' ');
@@ -136,7 +136,9 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
     await deps.credentials.set(accounts.oauth(deps.profile), JSON.stringify(token));
     await deps.credentials.delete(accounts.apiKey(deps.profile));
     await markSignedIn(deps.credentials, deps.profile, true);
-    if (prompted) await deps.credentials.set(accounts.clientSecret(deps.profile, clientId), clientSecret);
+    // A secret that worked (from MKT_CLIENT_SECRET or the prompt) is kept: the next login does not ask.
+    if (!secretStored)
+      await deps.credentials.set(accounts.clientSecret(deps.profile, clientId), clientSecret);
     await deps.config.set(deps.profile, 'client-id', clientId);
     if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
     deps.out.success(`Logged in as ${describeUser(user)} on ${deps.siteUrl}`);
@@ -226,17 +228,19 @@ function warnAboutOverrides(deps: Deps): void {
     if (deps.env[name]) deps.out.warn(`${name} is set and takes precedence over the stored sign-in.`);
 }
 
-async function clientSecretFor(deps: Deps, clientId: string): Promise<{ secret: string; prompted: boolean }> {
-  if (deps.env.MKT_CLIENT_SECRET) return { secret: deps.env.MKT_CLIENT_SECRET, prompted: false };
+/** The client secret: MKT_CLIENT_SECRET, else the one stored for this profile and client id, else a prompt. */
+async function clientSecretFor(deps: Deps, clientId: string): Promise<{ secret: string; stored: boolean }> {
   const stored = await deps.credentials.get(accounts.clientSecret(deps.profile, clientId));
-  if (stored) return { secret: stored, prompted: false };
+  const fromEnv = deps.env.MKT_CLIENT_SECRET;
+  if (fromEnv) return { secret: fromEnv, stored: fromEnv === stored };
+  if (stored) return { secret: stored, stored: true };
   const secret = await promptSecret(
     deps,
     `Client secret of ${clientId}`,
     'set MKT_CLIENT_SECRET, or create the app with `mkt apps create` so its secret is stored',
   );
   if (!secret) throw new UsageError('The client secret is empty.', { code: 'client_secret_required' });
-  return { secret, prompted: true };
+  return { secret, stored: false };
 }
 
 /** Asks the authorization endpoint first, so a wrong client id or redirect URI fails here, not in the browser. */

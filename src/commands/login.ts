@@ -4,7 +4,7 @@ import { BaseCommand } from '../base-command.js';
 export default class Login extends BaseCommand<typeof Login> {
   static summary = 'Sign in to the marketplace in your browser (OAuth with PKCE), or store an API key.';
   static description =
-    'Opens the consent page in your browser and receives the answer on a one-shot listener at http://127.0.0.1:<port>/callback. Over SSH, in containers or with --no-browser it prints the URL and accepts the pasted redirect address or code on stdin. The client secret comes from MKT_CLIENT_SECRET, the credential store (filled by `mkt apps create`) or a masked prompt, never from the command line. With --with-api-key it reads a test_… or live_… key from stdin instead.';
+    'Opens the consent page in your browser and receives the answer on a one-shot listener at http://127.0.0.1:<port>/callback. Over SSH, in containers or with --no-browser it prints the URL and accepts the pasted redirect address or code on stdin. The client secret comes from MKT_CLIENT_SECRET, the credential store (filled by `mkt apps create`, `apps rotate-secret` and by each login that succeeded with a secret given) or a masked prompt, never from the command line. With --with-api-key it reads a test_… or live_… key from stdin instead.';
   static examples = [
     '<%= config.bin %> login --client-id cid_123',
     '<%= config.bin %> login --no-browser',

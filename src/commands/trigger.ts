@@ -58,8 +58,14 @@ changes nothing (the delivery is marked X-Marketplace-Simulated: synthetic). Tes
     if ('dry_run' in result) {
       if (!deps.json) {
         deps.out.json(result.envelope);
-        if (result.envelope.data.user_id === undefined)
-          deps.out.info(deps.out.dim("data.user_id is left to the marketplace: the app's first test user."));
+        if (result.user_left_out === 'new_test_user')
+          deps.out.info(
+            deps.out.dim('data.user_id: a new test user, whom the marketplace creates and subscribes.'),
+          );
+        else if (result.user_left_out === 'marketplace')
+          deps.out.info(
+            deps.out.dim('data.user_id is left to the marketplace (it lists no test users here).'),
+          );
         deps.out.info(deps.out.dim('Dry run: nothing was sent.'));
       }
       return result;

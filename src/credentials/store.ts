@@ -95,11 +95,14 @@ export class FileStore implements CredentialStore {
   readonly file: string;
   readonly location: string;
   private readonly lock: string;
+  /** Marks that the fallback to this file was announced (firstNotice). */
+  private readonly noticeFile: string;
 
   constructor(dir: string) {
     this.file = join(dir, 'credentials.json');
     this.location = this.file;
     this.lock = join(dir, 'locks', 'credentials.lock');
+    this.noticeFile = join(dir, 'credentials-notice-given');
   }
 
   private async load(): Promise<Record<string, string>> {
@@ -157,9 +160,31 @@ export class FileStore implements CredentialStore {
     return (await this.load())[account] ?? null;
   }
 
-  /** Whether the file holds no secret yet (or does not exist). */
-  async isEmpty(): Promise<boolean> {
-    return Object.keys(await this.load()).length === 0;
+  /**
+   * True the first time it is asked for this config folder, false ever after: whether the fallback
+   * to this file is still to be announced. Remembered in a file beside it, under the credential lock,
+   * so that two commands storing at once announce it once between them.
+   */
+  async firstNotice(): Promise<boolean> {
+    return withFileLock(
+      this.lock,
+      systemClock,
+      async () => {
+        if (
+          await lstat(this.noticeFile).then(
+            () => true,
+            () => false,
+          )
+        )
+          return false;
+        await writeFileAtomic(this.noticeFile, `${new Date().toISOString()}\n`, {
+          mode: 0o600,
+          dirMode: 0o700,
+        });
+        return true;
+      },
+      { waitMs: 60_000 },
+    );
   }
 
   async set(account: string, secret: string): Promise<void> {
@@ -269,8 +294,6 @@ export class AutoStore implements CredentialStore {
   }
   async set(account: string, secret: string) {
     const store = await this.resolve();
-    // The file fallback is announced when it first holds something, not again by every command.
-    const fresh = store.kind === 'file' && (await (store as FileStore).isEmpty());
     await store.set(account, secret);
     if (this.inFile.delete(account)) {
       // Moved: the keychain now holds it, and the file copy would only go stale.
@@ -279,12 +302,14 @@ export class AutoStore implements CredentialStore {
         `Moved a credential from ${new FileStore(this.options.configDir).location} to the ${store.location}.`,
       );
     }
-    // A file chosen with MKT_CREDENTIAL_STORE=file is the user's own decision; a fallback is announced.
-    if (store.kind === 'file' && fresh && this.options.forced !== 'file' && !this.announced) {
+    // A file chosen with MKT_CREDENTIAL_STORE=file is the user's own decision; a fallback is announced
+    // by the first command that stores there for this config folder, not again (`auth status` says it).
+    if (store.kind === 'file' && this.options.forced !== 'file' && !this.announced) {
       this.announced = true;
-      this.options.notice(
-        `No OS keychain answered: stored in ${store.location} (readable only by you). Set MKT_CREDENTIAL_STORE=keychain or =file to choose.`,
-      );
+      if (await (store as FileStore).firstNotice())
+        this.options.notice(
+          `No OS keychain answered: stored in ${store.location} (readable only by you). Set MKT_CREDENTIAL_STORE=keychain or =file to choose.`,
+        );
     }
   }
   async delete(account: string) {

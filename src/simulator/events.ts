@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { AuthError, UsageError } from '../errors.js';
+import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
 import { resolveAppId } from '../apps/resolve.js';
 
 import { EVENT_NAMES, type EventName } from '../wire.js';
@@ -151,6 +151,8 @@ export interface DryRun {
   dry_run: true;
   app_id: string;
   envelope: Envelope;
+  /** Without --user, when the send names no user: a new test user subscribes, or the marketplace picks. */
+  user_left_out?: 'new_test_user' | 'marketplace';
 }
 
 /**
@@ -174,20 +176,70 @@ export async function triggerEvent(
   const data =
     input.dryRun || input.synthetic
       ? withDefaults(input.event, input.data, appId, deps.clock.now())
-      : input.data;
+      : { ...input.data };
+  // The user is chosen here, by the published rule, so that the dry run shows whom the send names.
+  const user =
+    input.synthetic || data.user_id !== undefined ? undefined : await leftOutUser(deps, input.event, appId);
+  if (typeof user === 'string') data.user_id = user;
   if (input.dryRun) {
     const full = await resolveServerDefaults(deps, input.event, data, appId);
     const envelope = { event: input.event, timestamp: isoSeconds(deps.clock.now()), data: full };
-    return { dry_run: true, app_id: appId, envelope };
+    const leftOut =
+      user === null
+        ? 'new_test_user'
+        : data.user_id === undefined && !input.synthetic
+          ? 'marketplace'
+          : undefined;
+    return { dry_run: true, app_id: appId, envelope, ...(leftOut ? { user_left_out: leftOut } : {}) };
   }
   const body = { app_id: appId, event: input.event, data, ...(input.synthetic ? { synthetic: true } : {}) };
   return (await deps.api.post<TriggerResult>('/simulator/events', body)).data;
 }
 
 /**
- * For --dry-run: fills a missing plan (the app's first paid plan) by reading. A missing user is left
- * out, as the send leaves it to the marketplace (the app's first test user, which no endpoint lists).
+ * The test user an enacted event without `user_id` goes to (docs/PROTOCOL.md, `POST /simulator/events`):
+ * null for subscription.created (a new test user subscribes); the oldest test user whose recurring
+ * subscription can be cancelled for subscription.cancelled; the oldest test user otherwise. Never the
+ * developer: an app without such a user is refused here, naming how to make one. Undefined when the
+ * marketplace does not list test users (it then picks, as published).
  */
+async function leftOutUser(
+  deps: Pick<Deps, 'api'>,
+  event: EventName,
+  appId: string,
+): Promise<string | null | undefined> {
+  if (event === 'subscription.created') return null;
+  const app = encodeURIComponent(appId);
+  let users: Array<{ id: string; plan?: string; status?: string }>;
+  try {
+    users = await deps.api.list('/simulator/users', { query: { app_id: appId } });
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 404 || err.status === 405)) return undefined;
+    throw err;
+  }
+  const plans = await deps.api.list<{ id: string; kind?: string; archived?: boolean }>(`/apps/${app}/plans`);
+  const plan = (plans.find((p) => !p.archived && p.kind !== 'free') ?? plans[0])?.id ?? 'PLAN';
+  if (users.length === 0) {
+    throw new MktError('no_test_users', `App ${appId} has no test users to send ${event} to.`, 1, {
+      hints: [`mkt simulator users create --plan ${plan} --app ${appId}`],
+    });
+  }
+  if (event !== 'subscription.cancelled') return users[0]!.id;
+  const recurring = new Set(
+    plans.filter((p) => p.kind === 'monthly' || p.kind === 'annual').map((p) => p.id),
+  );
+  const live = ['active', 'trialing', 'past_due'];
+  const target = users.find((u) => live.includes(u.status ?? '') && recurring.has(u.plan ?? ''));
+  if (target) return target.id;
+  throw new MktError(
+    'no_subscription',
+    `No test user of app ${appId} has a monthly or annual subscription to cancel.`,
+    1,
+    { hints: [`mkt trigger subscription.created --plan ${plan} --app ${appId}`] },
+  );
+}
+
+/** For --dry-run: fills a missing plan (the app's first paid plan) by reading. */
 async function resolveServerDefaults(
   deps: Pick<Deps, 'api'>,
   event: EventName,

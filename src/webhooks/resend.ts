@@ -41,9 +41,21 @@ export async function resend(deps: Deps, input: ResendInput): Promise<ResendResu
     ? summaries.filter((s) => s.status === 'failed')
     : summaries.filter((s) => s.id === input.id);
   if (!input.allFailed && chosen.length === 0) {
-    throw new MktError('delivery_not_found', `No delivery ${input.id} in the journal ${dir}.`, 1, {
-      hints: [`mkt webhooks deliveries${app}`, ...(appId ? [] : ['mkt webhooks resend ID --app APP_ID'])],
-    });
+    // The id may be in another app's journal (listen ran with another --app): name that app.
+    const elsewhere = await journalsHolding(dataDir(deps.env), input.id!, appId);
+    throw new MktError(
+      'delivery_not_found',
+      `No delivery ${input.id} in the journal of ${appId ?? 'deliveries received without an app'} (${dir}).`,
+      1,
+      {
+        hints: [
+          ...elsewhere.map(
+            (other) => `mkt webhooks resend ${input.id} --app ${other}   (it is in that journal)`,
+          ),
+          `mkt webhooks deliveries${app}   (the deliveries this journal holds)`,
+        ],
+      },
+    );
   }
   const holder = await lockHolder(dir);
   const results: ResendResult[] = [];
@@ -64,10 +76,7 @@ export async function resend(deps: Deps, input: ResendInput): Promise<ResendResu
         `Delivery ${summary.id} is still being forwarded to ${holder.forward_to} by \`mkt webhooks listen\` (pid ${holder.pid}); it retries it until it is forwarded or failed.`,
         1,
         {
-          hints: [
-            `mkt webhooks deliveries${app}   (see when it is forwarded or failed)`,
-            `mkt webhooks resend ${summary.id}${app}   (after that, or once the listener is stopped)`,
-          ],
+          hints: [`mkt webhooks deliveries${app}   (see when it is forwarded or failed)`],
         },
       );
     }
@@ -105,6 +114,21 @@ export async function resend(deps: Deps, input: ResendInput): Promise<ResendResu
   return results;
 }
 
+/** The apps (other than `except`) whose journal holds delivery `id`. */
+async function journalsHolding(data: string, id: string, except: string | undefined): Promise<string[]> {
+  const { readdir } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  const { readJournal } = await import('./journal.js');
+  const names = await readdir(join(data, 'webhooks')).catch(() => [] as string[]);
+  const found: string[] = [];
+  for (const name of names) {
+    if (name === except || !/^app_[\w-]+$/.test(name)) continue;
+    const records = await readJournal(join(data, 'webhooks', name)).catch(() => []);
+    if (records.some((r) => 'id' in r && r.id === id)) found.push(name);
+  }
+  return found;
+}
+
 /** Verifies refused bytes with the current secret (read again unless given explicitly). */
 async function verifyAgain(
   deps: Deps,
@@ -119,7 +143,7 @@ async function verifyAgain(
   const secret =
     input.appId && !explicit
       ? await fetchWebhookSecret(deps, input.appId)
-      : (await resolveWebhookSecret(deps, { appId: input.appId, secretEnv: input.secretEnv })).secret;
+      : (await resolveWebhookSecret(deps, { app: input.appId, secretEnv: input.secretEnv })).secret;
   const check = checkDelivery({
     secret,
     body,
@@ -130,7 +154,11 @@ async function verifyAgain(
     throw new CheckFailedError(
       check.reason,
       `Delivery ${id} does not verify with the current signing secret either (${check.message}); it is not forwarded.`,
-      { hints: ['mkt webhooks listen --print-secret   (the secret listen verifies with)'] },
+      {
+        hints: [
+          `mkt webhooks listen${input.appId ? ` --app ${input.appId}` : ''} --print-secret   (the secret listen verifies with)`,
+        ],
+      },
     );
   }
 }

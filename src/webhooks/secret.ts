@@ -5,16 +5,24 @@ import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
 /** The webhook signing secret and where it came from. */
 export interface WebhookSecret {
   secret: string;
+  /** Where it came from, as said to the user: `$NAME`, `credential store (app_…)`, `marketplace`. */
   source: string;
+  /** The app whose stored secret it is (or was fetched for), when it came from there. */
+  appId?: string;
 }
 
+type SecretDeps = Pick<Deps, 'env' | 'credentials' | 'profile' | 'api' | 'config' | 'session'>;
+
 /**
- * The secret to verify with: the variable named by --secret-env, else MKT_WEBHOOK_SECRET, else the
- * credential store, else (with an app) the marketplace. Never from argv.
+ * The one way to find the secret to verify with (`webhooks listen`, `verify`, `resend`): the variable
+ * named by --secret-env, else MKT_WEBHOOK_SECRET, else the secret stored for the app (--app, else the
+ * API key's own app, else the profile's default app: src/apps/resolve.ts), else (unless `fetch` is
+ * false) the app's secret read from the marketplace, which is then stored for the next time. Never
+ * from argv.
  */
 export async function resolveWebhookSecret(
-  deps: Pick<Deps, 'env' | 'credentials' | 'profile' | 'api'>,
-  input: { appId?: string; secretEnv?: string; fetch?: boolean },
+  deps: SecretDeps,
+  input: { app?: string; secretEnv?: string; fetch?: boolean },
 ): Promise<WebhookSecret> {
   if (input.secretEnv) {
     const value = deps.env[input.secretEnv];
@@ -28,19 +36,39 @@ export async function resolveWebhookSecret(
   }
   if (deps.env.MKT_WEBHOOK_SECRET)
     return { secret: deps.env.MKT_WEBHOOK_SECRET, source: '$MKT_WEBHOOK_SECRET' };
-  if (input.appId) {
-    const stored = await deps.credentials.get(accounts.webhookSecret(deps.profile, input.appId));
-    if (stored) return { secret: stored, source: 'credential store' };
-    if (input.fetch !== false)
-      return { secret: await fetchWebhookSecret(deps, input.appId), source: 'marketplace' };
+  const { optionalAppId } = await import('../apps/resolve.js');
+  const appId = await optionalAppId(deps, { app: input.app });
+  if (appId) {
+    const stored = await deps.credentials.get(accounts.webhookSecret(deps.profile, appId));
+    if (stored) return { secret: stored, source: `the credential store (${appId})`, appId };
+    if (input.fetch !== false) {
+      const secret = await fetchWebhookSecret(deps, appId);
+      await keepWebhookSecret(deps, appId, secret);
+      return { secret, source: 'marketplace', appId };
+    }
   }
-  throw new UsageError('No webhook signing secret: pass --secret-env NAME or set MKT_WEBHOOK_SECRET.', {
-    code: 'secret_missing',
-    hints: [
-      'export MKT_WEBHOOK_SECRET=whsec_…',
-      'mkt webhooks listen --app APP_ID   (reads it from the marketplace)',
-    ],
-  });
+  const app = appId ?? 'APP_ID';
+  throw new UsageError(
+    appId
+      ? `No webhook signing secret: none is stored for ${appId} (profile "${deps.profile}"), --secret-env is not given and MKT_WEBHOOK_SECRET is not set.`
+      : 'No webhook signing secret: no app is chosen (--app), --secret-env is not given and MKT_WEBHOOK_SECRET is not set.',
+    {
+      code: 'secret_missing',
+      hints: [
+        'export MKT_WEBHOOK_SECRET=whsec_…',
+        `mkt webhooks listen --app ${app} --print-secret   (reads it from the marketplace and stores it)`,
+      ],
+    },
+  );
+}
+
+/** Stores the app's secret for the next verification; a store that fails loses nothing but that. */
+export async function keepWebhookSecret(
+  deps: Pick<Deps, 'credentials' | 'profile'>,
+  appId: string,
+  secret: string,
+): Promise<void> {
+  await deps.credentials.set(accounts.webhookSecret(deps.profile, appId), secret).catch(() => undefined);
 }
 
 /** The app's current signing secret, read from the marketplace. */

@@ -5,6 +5,8 @@ import { CheckFailedError } from '../errors.js';
 export interface VerifyInput {
   body: Buffer;
   signature: string;
+  /** --app: whose stored secret to use when no variable gives one. */
+  app?: string;
   secretEnv?: string;
   /** Accepted timestamp age in seconds; 0: not checked. */
   toleranceSeconds: number;
@@ -12,12 +14,20 @@ export interface VerifyInput {
 
 /** Checks a payload against its signature; throws a CheckFailedError naming the likely reason. */
 export async function verifyPayload(
-  deps: Pick<Deps, 'env' | 'credentials' | 'profile' | 'api' | 'clock'>,
+  deps: Pick<
+    Deps,
+    'env' | 'credentials' | 'profile' | 'api' | 'config' | 'session' | 'clock' | 'out' | 'json'
+  >,
   input: VerifyInput,
 ): Promise<{ valid: true; event: string; timestamp: string; age_seconds: number }> {
   const { resolveWebhookSecret } = await import('./secret.js');
   const { SIGNATURE_PATTERN, checkDelivery, diagnoseMismatch } = await import('./signature.js');
-  const { secret } = await resolveWebhookSecret(deps, { secretEnv: input.secretEnv, fetch: false });
+  const { secret, source } = await resolveWebhookSecret(deps, {
+    app: input.app,
+    secretEnv: input.secretEnv,
+    fetch: false,
+  });
+  if (!deps.json) deps.out.info(`Verifying with the signing secret from ${source}.`);
   const body = input.body;
   const signature = input.signature.trim();
   if (!SIGNATURE_PATTERN.test(signature)) {
@@ -47,7 +57,10 @@ export async function verifyPayload(
         'wrong_secret',
         'The signature does not match: the secret is most likely not the one this delivery was signed with.',
         {
-          hints: ['mkt apps get APP_ID   (check which app sent it)', 'mkt webhooks listen --print-secret'],
+          hints: [
+            'mkt apps get APP_ID   (check which app sent it)',
+            `mkt webhooks listen${input.app ? ` --app ${input.app}` : ''} --print-secret`,
+          ],
         },
       );
     }

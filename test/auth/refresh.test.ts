@@ -61,6 +61,11 @@ it('refreshes after a 401 and retries the request', async () => {
 
 it('needs the client secret to renew an expired token, and says how to give it', async () => {
   await editStoredToken((t) => (t.expires_at = Date.now() - 1000));
+  // The login kept the secret it signed in with; here it is neither stored nor in the environment.
+  const file = join(ctx.dir, 'credentials.json');
+  const all = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
+  delete all[`default:client-secret:${ctx.sandbox.seed.app.client_id}`];
+  await writeFile(file, JSON.stringify(all));
   const res = await runMkt(['auth', 'token'], ctx.dir, { env: { ...env, MKT_CLIENT_SECRET: undefined } });
   expect(res.code).toBe(4);
   expect(res.stderr).toContain('needs the client secret');

@@ -10,6 +10,8 @@ let dev: string;
 let devNoWrite: string;
 let testUser: string;
 let otherApp: string;
+let fred: string;
+let cancelled: string;
 
 beforeAll(async () => {
   const { seed } = ctx.sandbox;
@@ -23,6 +25,29 @@ beforeAll(async () => {
     MKT_ACCESS_TOKEN: dev,
   });
   otherApp = JSON.parse(other.stdout).id;
+  // A paid plan on the app without a payment account, a user on the free plan, one already cancelled.
+  const plan = await ctx.mkt(
+    [
+      'plans',
+      'create',
+      '--app',
+      otherApp,
+      '--name',
+      'Gold',
+      '--kind',
+      'monthly',
+      '--price',
+      '5',
+      '--currency',
+      'EUR',
+    ],
+    { MKT_API_KEY: undefined, MKT_ACCESS_TOKEN: dev },
+  );
+  expect(plan.code, plan.stderr).toBe(0);
+  fred = seed.users.find((u) => u.plan === 'free')!.id;
+  const user = await ctx.mkt(['simulator', 'users', 'create', '--plan', 'pro-monthly', '--json']);
+  cancelled = JSON.parse(user.stdout).id;
+  expect((await ctx.mkt(['simulator', 'users', 'cancel', cancelled])).code).toBe(0);
 }, 60_000);
 
 const asToken = (token: () => string) => () => ({ MKT_API_KEY: undefined, MKT_ACCESS_TOKEN: token() });
@@ -46,6 +71,53 @@ const cases: Array<{ name: string; env: () => Record<string, string | undefined>
   },
   { name: 'an unknown app', env: asKey, argv: () => ['apps', 'get', 'app_123'] },
   { name: 'an unknown plan', env: asKey, argv: () => ['plans', 'get', 'gold'] },
+  // Every refusal of the simulator and of a subscription's life (each error code the sandbox gives).
+  {
+    name: 'not_found: an unknown test user',
+    env: asKey,
+    argv: () => ['trigger', 'subscription.cancelled', '--user', 'usr_nonexistent1'],
+  },
+  {
+    name: 'not_found: an unknown plan to subscribe to',
+    env: asKey,
+    argv: () => ['trigger', 'subscription.created', '--user', fred, '--plan', 'platinum'],
+  },
+  {
+    name: 'same_plan: the plan the user is on',
+    env: asKey,
+    argv: () => ['trigger', 'subscription.created', '--user', fred, '--plan', 'free'],
+  },
+  { name: 'not_cancellable: a free plan', env: asKey, argv: () => ['simulator', 'users', 'cancel', fred] },
+  {
+    name: 'already_cancelled',
+    env: asKey,
+    argv: () => ['trigger', 'subscription.cancelled', '--user', cancelled],
+  },
+  {
+    name: 'payment_declined: a user who is not created',
+    env: asKey,
+    argv: () => ['simulator', 'users', 'create', '--plan', 'pro-monthly', '--payment', 'declines'],
+  },
+  {
+    name: 'payouts_not_linked: a paid plan on an app without a payment account',
+    env: asToken(() => dev),
+    argv: () => ['simulator', 'users', 'create', '--plan', 'gold', '--app', otherApp],
+  },
+  {
+    name: 'no_test_users: an event for an app without test users',
+    env: asToken(() => dev),
+    argv: () => ['trigger', 'user.revoked', '--app', otherApp],
+  },
+  {
+    name: 'forbidden: the simulator authorizing the developer',
+    env: asKey,
+    argv: () => ['simulator', 'authorize', '--user', ctx.sandbox.seed.developer.id],
+  },
+  {
+    name: "forbidden: the simulator granting the developer's scope",
+    env: asKey,
+    argv: () => ['simulator', 'authorize', '--user', fred, '--scope', 'apps:write'],
+  },
 ];
 
 describe('refusals', () => {
@@ -54,14 +126,26 @@ describe('refusals', () => {
       const argv = c.argv();
       const res = await ctx.mkt([...argv, '--json'], c.env());
       expect(res.code, res.stdout + res.stderr).not.toBe(0);
-      const { error } = JSON.parse(res.stdout) as { error: { message: string; hints: string[] } };
+      const { error } = JSON.parse(res.stdout) as {
+        error: { code: string; message: string; hints: string[] };
+      };
+      const named = /^([a-z_]+)(?::|$)/.exec(c.name)?.[1];
+      if (named) expect(error.code).toBe(named);
       // One sentence: a capital (or quote) first, one final stop, no second sentence run into it.
       expect(error.message).toMatch(/^[A-Z"][^\n]*[.?]$/);
       expect(error.message.split(/(?<=[.?!])\s+(?=[A-Z])/)).toHaveLength(1);
       expect(error.message).not.toMatch(/apps:write [a-z]/);
+      // The server's sentence is about its decision; what to run is the CLI's hint, never in the message.
+      expect(error.message).not.toMatch(/\bmkt [a-z]/);
+      expect(error.message).not.toMatch(/[;:] *(list|see|create|change|link|subscribe|sign in)\b[^.]*:/i);
       const failing = ['mkt', ...argv].join(' ');
       for (const hint of error.hints) expect(hint.split('   (')[0]).not.toBe(failing);
       expect(new Set(error.hints).size).toBe(error.hints.length);
+      // Each hint names only users that exist here (never a user the refused request did not create).
+      for (const id of error.hints.join(' ').match(/usr_\w+/g) ?? [])
+        expect([...ctx.sandbox.seed.users.map((u) => u.id), fred, cancelled, 'usr_nonexistent1']).toContain(
+          id,
+        );
     });
   }
 

@@ -96,6 +96,33 @@ describe('choosing a store', () => {
     }
   });
 
+  it('says "No OS keychain answered" once per config folder: not again after a logout, nor twice for two commands at once', async () => {
+    const s = await startServer((req, res) =>
+      String(req.headers['x-api-key']).startsWith('test_once')
+        ? json(res, 200, { id: 'usr_1', name: 'Una' })
+        : json(res, 401, { error: { code: 'unauthorized', message: 'no credentials' } }),
+    );
+    const env = { MKT_SITE_URL: s.url, MKT_CREDENTIAL_STORE: undefined, DBUS_SESSION_BUS_ADDRESS: undefined };
+    const signIn = (profile: string) =>
+      runMkt(['login', '--with-api-key', '--profile', profile], dir.path, { env, input: 'test_onceKey1\n' });
+    const said = (stderr: string) => stderr.match(/No OS keychain answered/g)?.length ?? 0;
+    try {
+      const [a, b] = await Promise.all([signIn('a'), signIn('b')]);
+      expect([a.code, b.code]).toEqual([0, 0]);
+      expect(said(a.stderr) + said(b.stderr)).toBe(1);
+      for (const profile of ['a', 'b'])
+        expect((await runMkt(['logout', '--profile', profile], dir.path, { env })).code).toBe(0);
+      const again = await signIn('a');
+      expect(again.code).toBe(0);
+      expect(said(again.stderr)).toBe(0);
+      // Where it lives is still said, by the command that shows it.
+      const status = await runMkt(['auth', 'status', '--profile', 'a'], dir.path, { env });
+      expect(status.stdout).toMatch(/Source:\s+file \S+credentials\.json \(no OS keychain answered/);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('does not hang when the bus accepts and never answers; the CLI falls back to the file', async () => {
     const sockets: Socket[] = [];
     const silent: Server = createNetServer((socket) => sockets.push(socket));

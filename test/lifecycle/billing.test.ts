@@ -136,7 +136,7 @@ describe('the subscription state machine over business time', () => {
       }
     })();
     expect(refusal).toMatchObject({ status: 409, code: 'payouts_not_linked' });
-    expect(refusal?.message).toContain('mkt apps payments link');
+    expect(refusal?.message).toContain('has no linked payment account');
   });
 
   it('a trial ends with the first charge; cancel keeps access to expires_at, then expires without an event', () => {

@@ -461,7 +461,8 @@ describe('mkt webhooks listen', () => {
     const h = listen(['--print-secret'], { json: false });
     await h.waitForStderr((e) => e.includes('Ready.'));
     expect(h.lines[0]).toEqual({ type: 'not_json', text: secret });
-    expect(h.stderr()).toContain('(signing secret from marketplace)');
+    // The first run stored what it read from the marketplace: the second finds it there.
+    expect(h.stderr()).toContain(`(signing secret from the credential store (${sandbox.seed.app.id}))`);
     h.child.kill('SIGINT');
     expect(await h.exit()).toEqual({ code: 130, signal: null });
   });

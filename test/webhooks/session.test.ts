@@ -179,6 +179,11 @@ describe('webhooks listen with an OAuth sign-in', () => {
   it('ends (exit 4) with the command that fixes it when the credential cannot be renewed', async () => {
     const { MKT_CLIENT_SECRET: _, ...env } = oauthEnv();
     const { l } = await signedInListen(env);
+    // The login kept the client secret it used; without it (and without the variable) no refresh.
+    const file = join(fx.dir, 'credentials.json');
+    const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
+    delete stored[`default:client-secret:${sandbox.seed.app.client_id}`];
+    await writeFile(file, JSON.stringify(stored));
     await expireAndRestart(l);
     expect(await l.exit()).toEqual({ code: 4, signal: null });
     // With --json the error is the last document on stdout (some of its lines parse on their own).

@@ -88,7 +88,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       deps.out.info('');
       deps.out.info('Try it, in another terminal:');
       deps.out.info(
-        `  MKT_CLIENT_SECRET=${seed.app.client_secret} mkt login --client-id ${seed.app.client_id}${site}`,
+        `  MKT_CLIENT_SECRET=${seed.app.client_secret} mkt login --client-id ${seed.app.client_id} --scope apps:write${site}`,
       );
       deps.out.info(
         `  MKT_API_KEY=${seed.test_key} mkt entitlements --user ${seed.users[0]?.id ?? 'usr_…'}${site}`,

@@ -31,12 +31,16 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
   async run() {
     const deps = await this.deps();
     const { resend } = await import('../../webhooks/resend.js');
+    const appId = await optionalAppId(deps, { app: this.flags.app });
+    const app = appId ? ` --app ${appId}` : '';
     if (!this.args.id === !this.flags.status) {
       throw new UsageError('Name one delivery ID, or --status failed for all failed ones.', {
-        hints: ['mkt webhooks resend dlv_123', 'mkt webhooks resend --status failed'],
+        hints: [
+          `mkt webhooks deliveries${app}   (the ids)`,
+          ...(this.flags.status ? [] : [`mkt webhooks resend --status failed${app}`]),
+        ],
       });
     }
-    const appId = await optionalAppId(deps, { app: this.flags.app });
     const results = await resend(deps, {
       appId,
       id: this.args.id,
@@ -61,13 +65,8 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
           ? `Resending ${failed[0]!.id} to ${failed[0]!.forward_to} failed: ${failed[0]!.error}.`
           : `${failed.length} of ${results.length} deliveries could not be resent.`,
         1,
-        {
-          hints: [
-            one
-              ? `mkt webhooks resend ${failed[0]!.id} --forward-to URL`
-              : 'mkt webhooks resend --status failed',
-          ],
-        },
+        // Not the same command again: what the target answered, then a working target.
+        { hints: [`mkt webhooks deliveries --status failed${app}   (each failure and its answer)`] },
       );
     }
     return this.args.id ? results[0] : results;

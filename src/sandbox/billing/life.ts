@@ -157,11 +157,7 @@ export class Life {
   testUser(app: AppRecord, userId: string): UserRecord {
     const user = this.core.ledger.user(userId);
     if (!user || user.app_id !== app.id) {
-      throw new SandboxApiError(
-        404,
-        'not_found',
-        `No test user "${userId}" on app "${app.id}"; list them with: mkt simulator users list --app ${app.id}`,
-      );
+      throw new SandboxApiError(404, 'not_found', `No test user "${userId}" on app "${app.id}".`);
     }
     return user;
   }
@@ -169,11 +165,7 @@ export class Life {
   private livePlan(app: AppRecord, planId: string) {
     const plan = this.store.plan(app.id, planId);
     if (!plan) {
-      throw new SandboxApiError(
-        404,
-        'not_found',
-        `No plan "${planId}" on app "${app.id}"; see: mkt plans list --app ${app.id}`,
-      );
+      throw new SandboxApiError(404, 'not_found', `No plan "${planId}" on app "${app.id}".`);
     }
     if (plan.archived)
       throw new SandboxApiError(

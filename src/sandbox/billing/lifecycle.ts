@@ -60,7 +60,7 @@ function requireLinked(store: BillingStore, plan: BillingPlan): void {
     throw new BillingRefusal(
       409,
       'payouts_not_linked',
-      `Plan "${plan.id}" is paid and app "${plan.app_id}" has no linked payment account; link one with: mkt apps payments link --app ${plan.app_id}`,
+      `Plan "${plan.id}" is paid and app "${plan.app_id}" has no linked payment account to be paid into.`,
     );
   }
 }
@@ -110,7 +110,7 @@ function startPaid(store: BillingStore, plan: BillingPlan, userId: string, at: n
     throw new BillingRefusal(
       402,
       'payment_declined',
-      `The charge of ${payment.amount} ${payment.currency} for plan "${plan.id}" was declined (${payment.id}); change the test user's payment behaviour with: mkt simulator users update ${userId} --payment succeeds`,
+      `The charge of ${payment.amount} ${payment.currency} for plan "${plan.id}" was declined (${payment.id}), as the test user's payment behaviour says.`,
     );
   }
   return { sub, payment };
@@ -130,7 +130,7 @@ export function subscribe(
     throw new BillingRefusal(
       409,
       'already_subscribed',
-      `User "${input.user_id}" is already on plan "${prior.plan}" (${prior.status}); change plan with: mkt simulator users update ${input.user_id} --plan ${plan.id}`,
+      `User "${input.user_id}" is already on plan "${prior.plan}" (${prior.status}).`,
     );
   }
   const trialDays = input.trial_days ?? plan.trial_days ?? 0;
@@ -171,11 +171,7 @@ export function liveSubscription(
 ): Subscription {
   const sub = store.subscription(appId, userId);
   if (!sub || sub.status === 'expired') {
-    throw new BillingRefusal(
-      409,
-      'no_subscription',
-      `User "${userId}" has no live subscription to ${verb}; subscribe first with: mkt trigger subscription.created --user ${userId} --plan PLAN`,
-    );
+    throw new BillingRefusal(409, 'no_subscription', `User "${userId}" has no live subscription to ${verb}.`);
   }
   return sub;
 }
@@ -195,7 +191,7 @@ export function cancel(store: BillingStore, appId: string, userId: string, at: n
     throw new BillingRefusal(
       409,
       'not_cancellable',
-      `Plan "${sub.plan}" is ${plan?.kind === 'free' ? 'free' : 'a one-time purchase'} and cannot be cancelled; change the plan instead: mkt simulator users update ${userId} --plan PLAN`,
+      `Plan "${sub.plan}" of user "${userId}" is ${plan?.kind === 'free' ? 'free' : 'a one-time purchase'} and cannot be cancelled, only changed.`,
     );
   }
   const next: Subscription = {

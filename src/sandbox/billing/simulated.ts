@@ -72,10 +72,7 @@ export function enactEvent(
   const oldest = () => {
     const id = core.ledger.userIds(app.id)[0];
     if (id === undefined) {
-      throw conflict(
-        'no_test_users',
-        `App "${app.id}" has no test users; create one with: mkt simulator users create --plan PLAN`,
-      );
+      throw conflict('no_test_users', `App "${app.id}" has no test users.`);
     }
     return id;
   };
@@ -91,10 +88,7 @@ export function enactEvent(
   if (event === 'subscription.cancelled') {
     const target = userId ?? life.firstCancellable(app.id);
     if (target === undefined) {
-      throw conflict(
-        'no_subscription',
-        `No test user of app "${app.id}" has a subscription to cancel; subscribe one first: mkt trigger subscription.created`,
-      );
+      throw conflict('no_subscription', `No test user of app "${app.id}" has a subscription to cancel.`);
     }
     const sub = life.store.subscription(app.id, target);
     if (plan !== undefined && sub !== undefined && sub.plan !== plan) {
@@ -126,11 +120,6 @@ function firstPaidPlan(life: Life, core: SandboxCore, app: AppRecord): string {
   const ids = core.ledger.planIds(app.id);
   const live = ids.map((id) => life.store.plan(app.id, id)).filter((p) => p !== undefined && !p.archived);
   const pick = live.find((p) => p!.kind !== 'free') ?? live[0];
-  if (!pick)
-    throw new SandboxApiError(
-      404,
-      'not_found',
-      `App "${app.id}" has no plans; create one with: mkt plans create`,
-    );
+  if (!pick) throw new SandboxApiError(404, 'not_found', `App "${app.id}" has no plans.`);
   return pick.id;
 }

@@ -62,7 +62,7 @@ export function developerId(principal: Principal): string {
     throw new SandboxApiError(
       403,
       'forbidden',
-      'An API key acts for its own app only; to create apps, sign in as the developer: mkt login --scope apps:write',
+      'An API key acts for its own app only and cannot create apps.',
     );
   }
   requireScope(principal, 'apps:write');

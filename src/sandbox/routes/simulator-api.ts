@@ -40,14 +40,14 @@ export const simulatorApi = new Hono<SandboxEnv>()
         throw new SandboxApiError(
           403,
           'forbidden',
-          `The simulator issues only ${APP_SCOPES.join(' and ')}, never "${developerOnly}"; sign in as the developer instead: mkt login --scope apps:write`,
+          `The simulator grants test users only ${APP_SCOPES.join(' and ')}, never "${developerOnly}", which is the developer's own.`,
         );
       }
       if (input.user_id === app.owner_id) {
         throw new SandboxApiError(
           403,
           'forbidden',
-          "The simulator authorizes test users only, not the app's developer; sign in as the developer with: mkt login",
+          "The simulator authorizes test users only, not the app's developer.",
         );
       }
       const user = userOfApp(c.get('core'), app, input.user_id);

@@ -30,9 +30,9 @@ export async function listen(deps: Deps, input: ListenInput): Promise<void> {
   const { dataDir } = await import('../../platform/paths.js');
   const { DeliveryLog, journalDir } = await import('../journal.js');
   const { JournalLock } = await import('../../platform/lock-file.js');
-  const { fetchWebhookSecret, isExplicitSecret, resolveWebhookSecret } = await import('../secret.js');
+  const { fetchWebhookSecret, isExplicitSecret, keepWebhookSecret, resolveWebhookSecret } =
+    await import('../secret.js');
   const { ListenEngine } = await import('./engine.js');
-  const { accounts } = await import('../../credentials/accounts.js');
   const { redactUrl } = await import('../../api/redact.js');
 
   if (input.relay && !(await deps.session.credential())) {
@@ -48,13 +48,12 @@ export async function listen(deps: Deps, input: ListenInput): Promise<void> {
     warn: (message) => input.emit({ type: 'warning', message }),
   });
   try {
-    const { secret, source } = await resolveWebhookSecret(deps, { appId, secretEnv: input.secretEnv });
+    const { secret, source } = await resolveWebhookSecret(deps, { app: appId, secretEnv: input.secretEnv });
     if (input.printSecret) input.emit({ type: 'secret', secret, source });
     const journal = await DeliveryLog.open(dir, {
       warn: (message) => input.emit({ type: 'warning', message }),
     });
     const defaultApp = await deps.config.get(deps.profile, 'app');
-    const stored = source === 'credential store';
     const fatal = new AbortController();
     const engine = new ListenEngine({
       journal,
@@ -66,7 +65,7 @@ export async function listen(deps: Deps, input: ListenInput): Promise<void> {
           ? {
               fetch: async () => {
                 const current = await fetchWebhookSecret(deps, appId);
-                if (stored) await deps.credentials.set(accounts.webhookSecret(deps.profile, appId), current);
+                await keepWebhookSecret(deps, appId, current);
                 return current;
               },
             }
