@@ -153,7 +153,9 @@ describe('the simulator cannot mint developer powers', () => {
       },
     });
     expect(writer.status).toBe(403);
-    expect(writer.json.error.message).toContain('mkt login --scope apps:write');
+    // The server says its decision; the CLI adds what to do (src/refusal.ts).
+    expect(writer.json.error.message).toMatch(/never "apps:write"/);
+    expect(writer.json.error.message).not.toContain('mkt ');
     expect(writer.json.access_token).toBeUndefined();
   });
 });
@@ -170,7 +172,7 @@ describe('an API key acts for its own app', () => {
       body: { name: 'Mine' },
     });
     expect(created.status).toBe(403);
-    expect(created.json.error.message).toContain('mkt login --scope apps:write');
+    expect(created.json.error.message).toBe('An API key acts for its own app only and cannot create apps.');
     const mine = await call(ctx.sandbox, 'GET', '/api/v1/apps', { token: writer });
     expect(mine.json.data.map((a: { name: string }) => a.name)).toEqual(['Sandbox App', 'Other']);
   });
