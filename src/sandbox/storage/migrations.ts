@@ -92,4 +92,14 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   BILLING_MIGRATION,
   ATTEMPT_DETAILS_MIGRATION,
+  {
+    // The console's request log is kept in memory (src/sandbox/console/request-log.ts,
+    // docs/DECISIONS.md §8): a row per request would put a commit and an fsync behind every read.
+    name: 'the request log lives in memory: its table, never written, goes',
+    sql: `
+      DROP TRIGGER request_log_bounded;
+      DROP INDEX request_log_by_app_status_path;
+      DROP TABLE request_log;
+    `,
+  },
 ];
