@@ -48,19 +48,6 @@ export function profileView(core: SandboxCore, user: UserRecord): Record<string,
   };
 }
 
-/** A test user as the simulator answers it. */
-export function testUserView(user: UserRecord, sub: SubscriptionRecord | undefined): Record<string, unknown> {
-  return {
-    id: user.id,
-    email: user.email,
-    name: user.name,
-    app_id: user.app_id,
-    plan: sub?.plan ?? null,
-    status: sub?.status ?? null,
-    expires_at: sub?.expires_at ?? null,
-  };
-}
-
 /** A user may act on an app when it is the app's test user or its developer. */
 export function userOfApp(core: SandboxCore, app: AppRecord, userId: string): UserRecord {
   const user = core.ledger.user(userId);
