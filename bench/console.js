@@ -9,54 +9,19 @@
 // Run: npm run build && node bench/console.js
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { Agent, createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../dist/sandbox/index.js';
 import { developerToken } from './developer-token.js';
+import { httpClient } from './http.js';
 
 const DELIVERIES = 10_000;
 const PAGE_SAMPLES = 200;
 const TAIL_REQUESTS = 1_000;
 const MKT = fileURLToPath(new URL('../bin/run.js', import.meta.url));
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-function send(port, method, path, headers = {}, body) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        agent,
-        headers: payload === undefined ? headers : { 'content-type': 'application/json', ...headers },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode,
-            headers: res.headers,
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-async function must(promise, status) {
-  const res = await promise;
-  if (res.status !== status)
-    throw new Error(`expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
-  return res.text ? JSON.parse(res.text) : undefined;
-}
+const { send, must, close } = httpClient();
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const ms = (n) => `${n.toFixed(2)} ms`;
@@ -183,6 +148,6 @@ try {
 } finally {
   await sandbox.close();
   receiver.close();
-  agent.destroy();
+  close();
   await rm(dataDir, { recursive: true, force: true });
 }

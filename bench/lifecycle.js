@@ -11,50 +11,17 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { Agent, createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CACHE_KIB } from '../build/sandbox/billing/sql-store.js';
 import { openDatabase } from '../build/sandbox/storage/database.js';
 import { developerToken } from './developer-token.js';
+import { httpClient } from './http.js';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const DAYS = 365;
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-function send(port, method, path, headers = {}, body) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        agent,
-        headers: payload === undefined ? headers : { 'content-type': 'application/json', ...headers },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const json = res.headers['content-type']?.includes('json') && text ? JSON.parse(text) : undefined;
-          resolve({ status: res.statusCode, headers: res.headers, text, json });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-async function must(promise, status) {
-  const res = await promise;
-  if (res.status !== status)
-    throw new Error(`expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
-  return res.json;
-}
+const { send, must, close } = httpClient();
 
 /** `mkt sandbox start` in its own process; answers its port, seed and a way to read its peak memory. */
 async function startSandboxProcess(dataDir) {
@@ -247,7 +214,7 @@ async function main() {
     if (received.size !== events) process.exitCode = 1;
   } finally {
     receiver.close();
-    agent.destroy();
+    close();
     await rm(dataDir, { recursive: true, force: true });
     await rm(floorDir, { recursive: true, force: true });
   }

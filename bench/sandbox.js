@@ -12,10 +12,10 @@
 // Run: npm run build && node bench/sandbox.js
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { developerToken } from './developer-token.js';
+import { httpClient } from './http.js';
 
 const BASE = 'd8f60db';
 const CONCURRENCY = 32;
@@ -44,32 +44,7 @@ const today = await import(join(todayDir, 'build/sandbox/index.js'));
 const current = await import(join(root, 'dist/sandbox/index.js'));
 const CODES = { today: today.startSandbox, sqlite: current.startSandbox };
 
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-function send(port, method, path, headers = {}, body) {
-  return new Promise((done, fail) => {
-    const payload = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
-    const h =
-      payload === undefined || typeof body === 'string'
-        ? headers
-        : { 'content-type': 'application/json', ...headers };
-    const req = request({ host: '127.0.0.1', port, method, path, agent, headers: h }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const json = res.headers['content-type']?.includes('json') ? JSON.parse(text) : undefined;
-        done({ status: res.statusCode, headers: res.headers, text, json });
-      });
-    });
-    req.on('error', fail);
-    req.end(payload);
-  });
-}
-async function must(promise, status) {
-  const res = await promise;
-  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
-  return res.json;
-}
+const { send, must, close } = httpClient(CONCURRENCY);
 async function pool(count, job, workers = CONCURRENCY) {
   let next = 0;
   await Promise.all(
@@ -190,5 +165,5 @@ for (const size of SIZES) {
     `  ${String(size).padStart(7)} records (log ${(bytes / 1e6).toFixed(1)} MB): today ${median(ms.today).toFixed(1)} ms   sqlite ${median(ms.sqlite).toFixed(1)} ms   (one-time import ${importMs.toFixed(0)} ms)`,
   );
 }
-agent.destroy();
+close();
 rmSync(work, { recursive: true, force: true });
