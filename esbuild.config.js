@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
+import { honoPatches } from './build/platform/hono-patches.js';
 import { oclifPatches } from './build/platform/oclif-patches.js';
 
 const require = createRequire(import.meta.url);
@@ -55,7 +56,9 @@ function __mktLazy(load) {
 // BENCHMARKS.md, start-up); test/commands/oclif-patches.test.ts fails when a patched text is gone.
 // bench/oclif-patches.js builds without some of them (MKT_BUILD_WITHOUT_PATCHES: files, comma-separated).
 const without = new Set((process.env.MKT_BUILD_WITHOUT_PATCHES ?? '').split(','));
-const patches = Object.fromEntries(Object.entries(oclifPatches()).filter(([file]) => !without.has(file)));
+const patches = Object.fromEntries(
+  Object.entries({ ...oclifPatches(), ...honoPatches() }).filter(([file]) => !without.has(file)),
+);
 /** One of these files with its patches applied; fails the build if a patched text is gone. */
 function patched(path, contents) {
   const file = Object.keys(patches).find((f) => path.replaceAll('\\', '/').endsWith(`/node_modules/${f}`));
@@ -65,6 +68,17 @@ function patched(path, contents) {
   }
   return contents;
 }
+
+/** hono/jsx without its AsyncLocalStorage (src/platform/hono-patches.ts), in both bundles. */
+const honoJsx = {
+  name: 'hono-jsx',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]hono[\\/]dist[\\/]jsx[\\/]context\.js$/ }, async (args) => ({
+      contents: patched(args.path, await readFile(args.path, 'utf8')),
+      loader: 'js',
+    }));
+  },
+};
 
 rmSync('dist', { recursive: true, force: true });
 // One CommonJS bundle of everything oclif loads, each module evaluated when first loaded; a
@@ -140,6 +154,7 @@ const bundle = await build({
         }));
       },
     },
+    honoJsx,
     {
       // The plugins pin their own oclif; all of them use ours, so there is one oclif in a run.
       name: 'one-oclif',
@@ -203,4 +218,5 @@ await build({
     js: "import { createRequire as __mktCreateRequire } from 'node:module';\nconst require = __mktCreateRequire(import.meta.url);",
   },
   external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici'],
+  plugins: [honoJsx],
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { honoPatches } from '../../src/platform/hono-patches.js';
 import { idOrder, oclifPatches, renderTemplate, textWidth } from '../../src/platform/oclif-patches.js';
 
 // The bundle replaces two of oclif's steps (esbuild.config.js): these must give what oclif's own
@@ -131,5 +132,21 @@ describe('the patched texts', () => {
       const text = readFileSync(path, 'utf8');
       for (const [from] of replacements) expect(text, `${file}: ${from}`).toContain(from);
     }
+  });
+});
+
+describe("hono/jsx's patch", () => {
+  const root = new URL('../../', import.meta.url);
+
+  it('is still in the file the bundles patch', () => {
+    for (const [file, replacements] of Object.entries(honoPatches())) {
+      const text = readFileSync(new URL(`node_modules/${file}`, root), 'utf8');
+      for (const [from] of replacements) expect(text, `${file}: ${from}`).toContain(from);
+    }
+  });
+
+  it('leaves no AsyncLocalStorage in either bundle (npm run build)', () => {
+    for (const bundle of ['dist/mkt.cjs', 'dist/sandbox/index.js'])
+      expect(readFileSync(new URL(bundle, root), 'utf8'), bundle).not.toContain('new AsyncLocalStorage(');
   });
 });

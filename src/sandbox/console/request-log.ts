@@ -38,30 +38,42 @@ export function requestLogFilter(query: RequestLogQuery): ((r: RequestLogRecord)
     r.path.startsWith(path);
 }
 
+/** A kept request: what its record is made of, and the record once something has read it. */
+interface Entry {
+  request: FinishedRequest;
+  record?: RequestLogRecord;
+}
+
+const recordOf = (e: Entry): RequestLogRecord => (e.record ??= requestRecord(e.request));
+
 /**
  * The newest requests of each app, in memory (a restart starts it empty), with listeners for the
  * live stream. Appending is O(1) amortized; the oldest records fall off past {@link REQUEST_LOG_KEPT}.
+ * A request is kept as it finished and made into its record when first read: every API request is
+ * appended, few are ever read.
  */
 export class RequestLog {
-  private readonly byApp = new Map<string, RequestLogRecord[]>();
+  private readonly byApp = new Map<string, Entry[]>();
   private readonly listeners = new Map<string, Set<(r: RequestLogRecord) => void>>();
 
   constructor(private readonly kept = REQUEST_LOG_KEPT) {}
 
-  /** Keeps a record and hands it to the app's listeners. */
-  append(appId: string, record: RequestLogRecord): void {
-    let records = this.byApp.get(appId);
-    if (!records) this.byApp.set(appId, (records = []));
-    records.push(record);
+  /** Keeps a finished request and hands its record to the app's listeners. */
+  append(appId: string, request: FinishedRequest): void {
+    let entries = this.byApp.get(appId);
+    if (!entries) this.byApp.set(appId, (entries = []));
+    const entry: Entry = { request };
+    entries.push(entry);
     // Trimmed in batches: one copy per kept/10 appends, not one per append.
-    if (records.length > this.kept + Math.ceil(this.kept / 10)) records.splice(0, records.length - this.kept);
-    for (const listener of this.listeners.get(appId) ?? []) listener(record);
+    if (entries.length > this.kept + Math.ceil(this.kept / 10)) entries.splice(0, entries.length - this.kept);
+    const listeners = this.listeners.get(appId);
+    if (listeners?.size) for (const listener of listeners) listener(recordOf(entry));
   }
 
   /** The app's kept records, oldest first (at most {@link REQUEST_LOG_KEPT}). */
   records(appId: string): RequestLogRecord[] {
-    const records = this.byApp.get(appId) ?? [];
-    return records.length > this.kept ? records.slice(-this.kept) : records;
+    const entries = this.byApp.get(appId) ?? [];
+    return (entries.length > this.kept ? entries.slice(-this.kept) : entries).map(recordOf);
   }
 
   /** The kept records after the one with `id` (all of them when it is no longer kept). */
@@ -101,11 +113,8 @@ export function newRequestId(): string {
   return `req_${requestIdPrefix}${(++requestCount).toString(16).padStart(12, '0')}`;
 }
 
-/**
- * The log record of a finished API request: the caller's credential kind and id, the user it acted
- * for, the path without its query.
- */
-export function requestRecord(input: {
+/** A finished API request: when it started and ended, what was asked, who asked, how it ended. */
+export interface FinishedRequest {
   id: string;
   startedAt: number;
   now: number;
@@ -114,7 +123,13 @@ export function requestRecord(input: {
   status: number;
   caller: LoggedCaller;
   errorCode?: string;
-}): RequestLogRecord {
+}
+
+/**
+ * The log record of a finished API request: the caller's credential kind and id, the user it acted
+ * for, the path without its query.
+ */
+export function requestRecord(input: FinishedRequest): RequestLogRecord {
   const { caller } = input;
   const path = input.url.split('?')[0] ?? '';
   let user: string | null = null;

@@ -2,7 +2,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { randomId } from '../ids.js';
 import { createConsoleApp, type ConsolePrincipal } from './app.js';
 import { DeliveryRecords } from './delivery-records.js';
-import { loggedApps, RequestLog, requestRecord, type LoggedCaller } from './request-log.js';
+import { loggedApps, RequestLog, type FinishedRequest } from './request-log.js';
 import { CONSOLE_SESSION_MS, ConsoleSessions } from './sessions.js';
 
 /** The scopes of the console's own credential: it manages the developer's apps, as they may. */
@@ -88,18 +88,8 @@ export class ConsoleRoom {
    * Keeps a finished API request in the log of the caller's app (and of the app its path names, when
    * the caller manages it). `ownerOf` answers an app's developer.
    */
-  recordRequest(input: {
-    id: string;
-    startedAt: number;
-    method: string;
-    url: string;
-    status: number;
-    caller: LoggedCaller;
-    errorCode?: string;
-    ownerOf: (appId: string) => string | undefined;
-  }): void {
-    const record = requestRecord({ ...input, now: this.deps.now() });
-    for (const appId of loggedApps(input.caller, input.url, input.ownerOf))
-      this.requestLog.append(appId, record);
+  recordRequest(input: Omit<FinishedRequest, 'now'>, ownerOf: (appId: string) => string | undefined): void {
+    const request: FinishedRequest = { ...input, now: this.deps.now() };
+    for (const appId of loggedApps(input.caller, input.url, ownerOf)) this.requestLog.append(appId, request);
   }
 }

@@ -64,16 +64,18 @@ export const authentication = createMiddleware<SandboxEnv>(async (c, next) => {
     await next();
   } finally {
     const error = c.error;
-    core.console.recordRequest({
-      id: String(c.env.outgoing.getHeader('x-request-id') ?? ''),
-      startedAt,
-      method: c.req.method,
-      url: c.env.incoming.url ?? c.req.path,
-      status: error instanceof SandboxApiError ? error.status : c.res.status,
-      caller: principal,
-      errorCode: error instanceof SandboxApiError ? error.code : error ? 'internal_error' : undefined,
-      ownerOf: (id) => core.ledger.app(id)?.owner_id,
-    });
+    core.console.recordRequest(
+      {
+        id: String(c.env.outgoing.getHeader('x-request-id') ?? ''),
+        startedAt,
+        method: c.req.method,
+        url: c.env.incoming.url ?? c.req.path,
+        status: error instanceof SandboxApiError ? error.status : c.res.status,
+        caller: principal,
+        errorCode: error instanceof SandboxApiError ? error.code : error ? 'internal_error' : undefined,
+      },
+      (id) => core.ledger.app(id)?.owner_id,
+    );
   }
 });
 

@@ -116,9 +116,20 @@ export const emptyBody = jsonBody(z.strictObject({}));
  * repeated parameters are 400s; the handler reads `c.get('query')`.
  */
 export function query<S extends z.ZodType>(schema: S) {
+  // Most requests have no query: the schema's answer to none is worked out once.
+  let none: z.ZodSafeParseResult<z.output<S>> | undefined;
   return createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {
     // The query as sent (`/path?query`), read without building the whole URL again.
     const target = c.env.incoming.url ?? '';
+    if (target.startsWith('/') && !target.includes('?') && !target.includes('#')) {
+      if (!none) {
+        none = schema.safeParse({});
+        if (none.success) Object.freeze(none.data); // shared by every such request
+      }
+      if (!none.success) throw invalidRequest(describe(none.error.issues[0]!, 'query', {}));
+      c.set('query', none.data);
+      return next();
+    }
     const params =
       target.startsWith('/') && !target.includes('#')
         ? new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : '')
