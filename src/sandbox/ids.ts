@@ -12,9 +12,21 @@ export function secretsEqual(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
+// The last two stamps made: a renewal writes its time, its new expiry, then its time again.
+let lastMs = NaN;
+let lastStamp = '';
+let otherMs = NaN;
+let otherStamp = '';
+
 /** ISO 8601 UTC timestamp for a clock value in milliseconds. */
 export function isoStamp(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms === lastMs) return lastStamp;
+  const stamp = ms === otherMs ? otherStamp : new Date(ms).toISOString();
+  otherMs = lastMs;
+  otherStamp = lastStamp;
+  lastMs = ms;
+  lastStamp = stamp;
+  return stamp;
 }
 
 /** Generates a client secret (`cs_…`). */

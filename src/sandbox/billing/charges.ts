@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isoStamp } from '../ids.js';
 import type { BillingPlan, BillingStore, ChargeKind, Payment, Transition } from './records.js';
 
 /**
@@ -22,7 +23,7 @@ export function charge(
     currency: input.plan.price?.currency ?? 'USD',
     outcome: ok ? 'succeeded' : 'declined',
     kind: input.kind,
-    created_at: new Date(input.at).toISOString(),
+    created_at: isoStamp(input.at),
   };
   store.addPayment(payment);
   return payment;

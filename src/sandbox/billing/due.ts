@@ -11,22 +11,28 @@ function nextPeriod(sub: Subscription, kind: 'monthly' | 'annual' | 'one_time' |
   return { anchor_at: anchor, periods, period_end: periodEnd(anchor, kind, periods) };
 }
 
-/** Runs the transition due for `sub` at its `next_at`: a renewal, a retry or an expiry. */
-export function runDueTransition(store: BillingStore, sub: Subscription): Transition {
+/**
+ * Runs the transition due for `sub` at its `next_at`: a renewal, a retry or an expiry. Answers it
+ * and the subscription as it now is (as written).
+ */
+export function runDueTransition(
+  store: BillingStore,
+  sub: Subscription,
+): { transition: Transition; next: Subscription } {
   const at = sub.next_at!;
   if (sub.next_kind === 'expire') {
     const next: Subscription = { ...sub, status: 'expired', next_kind: null, next_at: null };
     const events = sub.status === 'past_due' ? [cancelled(sub, at, 'payment_failed')] : [];
     if (sub.status === 'past_due') next.cancelled_at = at;
     store.putSubscription(next);
-    return transition('expired', next, sub.status, at, events);
+    return { transition: transition('expired', next, sub.status, at, events), next };
   }
   const plan = store.plan(sub.app_id, sub.plan);
   if (!plan || (plan.kind !== 'monthly' && plan.kind !== 'annual')) {
     // The plan went away or stopped renewing: access ends at the end of what was paid for.
     const next: Subscription = { ...sub, status: 'expired', next_kind: null, next_at: null };
     store.putSubscription(next);
-    return transition('expired', next, sub.status, at);
+    return { transition: transition('expired', next, sub.status, at), next };
   }
   const kind = sub.charges === 0 ? 'initial' : sub.next_kind === 'retry' ? 'retry' : 'renewal';
   const payment = charge(store, {
@@ -53,7 +59,17 @@ export function runDueTransition(store: BillingStore, sub: Subscription): Transi
       next_at: period.period_end,
     };
     store.putSubscription(next);
-    return transition(sub.status === 'past_due' ? 'recovered' : 'renewed', next, sub.status, at, [], payment);
+    return {
+      transition: transition(
+        sub.status === 'past_due' ? 'recovered' : 'renewed',
+        next,
+        sub.status,
+        at,
+        [],
+        payment,
+      ),
+      next,
+    };
   }
   const failures = sub.failures + 1;
   const retryDay = RETRY_DAYS[failures - 1];
@@ -67,14 +83,17 @@ export function runDueTransition(store: BillingStore, sub: Subscription): Transi
     next_at: periodEndAt + (retryDay ?? GRACE_DAYS) * DAY_MS,
   };
   store.putSubscription(next);
-  return transition(
-    failures === 1 ? 'renewal_declined' : 'retry_declined',
+  return {
+    transition: transition(
+      failures === 1 ? 'renewal_declined' : 'retry_declined',
+      next,
+      sub.status,
+      at,
+      [],
+      payment,
+    ),
     next,
-    sub.status,
-    at,
-    [],
-    payment,
-  );
+  };
 }
 
 /** How many due subscriptions are read at once. */
@@ -100,10 +119,10 @@ export function runDue(store: BillingStore, until: number, each: (t: Transition)
     const last = batch.at(-1)!;
     for (let i = 0; i < batch.length; i++) {
       const sub = batch[i]!;
-      each(runDueTransition(store, sub));
+      const { transition, next: again } = runDueTransition(store, sub);
+      each(transition);
       count += 1;
-      const again = store.subscription(sub.app_id, sub.user_id);
-      if (again?.next_at === null || again?.next_at === undefined) continue;
+      if (again.next_at === null) continue;
       const inBatch = dueBefore(again, last);
       if (inBatch === false) continue;
       let place = i + 1;

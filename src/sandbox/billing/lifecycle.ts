@@ -1,3 +1,4 @@
+import { isoStamp } from '../ids.js';
 import { DAY_MS, periodEnd } from './calendar.js';
 import { charge, paymentSummary } from './charges.js';
 import {
@@ -15,7 +16,6 @@ import {
 export const RETRY_DAYS = [1, 3, 5] as const;
 export const GRACE_DAYS = 7;
 
-const iso = (ms: number): string => new Date(ms).toISOString();
 export const isPaid = (plan: BillingPlan): boolean => plan.kind !== 'free';
 
 /** A transition record; `sub` is the subscription after it. */
@@ -28,7 +28,7 @@ export function transition(
   payment?: Parameters<typeof paymentSummary>[0],
 ): Transition {
   const t: Transition = {
-    at: iso(at),
+    at: isoStamp(at),
     app_id: sub.app_id,
     user_id: sub.user_id,
     plan: sub.plan,
@@ -52,7 +52,7 @@ export const cancelled = (
   reason: 'requested' | 'payment_failed' | 'plan_changed',
 ): LifeEvent => ({
   event: 'subscription.cancelled',
-  data: { user_id: sub.user_id, plan: sub.plan, cancelled_at: iso(at), reason },
+  data: { user_id: sub.user_id, plan: sub.plan, cancelled_at: isoStamp(at), reason },
 });
 
 function requireLinked(store: BillingStore, plan: BillingPlan): void {
@@ -184,7 +184,7 @@ export function cancel(store: BillingStore, appId: string, userId: string, at: n
     throw new BillingRefusal(
       409,
       'already_cancelled',
-      `The subscription of "${userId}" to "${sub.plan}" is already cancelled; it ends at ${sub.expires_at === null ? 'once' : iso(sub.expires_at)}.`,
+      `The subscription of "${userId}" to "${sub.plan}" is already cancelled; it ends at ${sub.expires_at === null ? 'once' : isoStamp(sub.expires_at)}.`,
     );
   }
   if (plan?.kind === 'one_time' || plan?.kind === 'free' || sub.expires_at === null) {

@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { isoStamp } from '../ids.js';
 import type { OffsetStore } from './clock.js';
 import type { RowCache } from '../storage/row-cache.js';
 import { CARRY_FORWARD_SQL } from './schema.js';
@@ -44,7 +45,7 @@ const UPSERT_SUB =
     .map((c) => `${c} = excluded.${c}`)
     .join(', ')}`;
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const iso = (ms: number | null): string | null => (ms === null ? null : isoStamp(ms));
 const ms = (text: SQLInputValue | undefined): number | null =>
   text === null || text === undefined ? null : Date.parse(String(text));
 const num = (v: SQLInputValue | undefined): number | null =>
