@@ -2,7 +2,10 @@
 // hand-built router), in one run with interleaved rounds on the same machine:
 //   - requests per second: reads (GET /api/v1/whoami, GET /api/v1/entitlements with live keys in
 //     rotation) and writes (PATCH /api/v1/apps/{id}/plans/{plan} with a developer token, each answered
-//     only once it is on disk), CONCURRENCY keep-alive clients;
+//     only once it is on disk), CONCURRENCY keep-alive clients; twice: with both sandboxes and the
+//     clients in this process (every cost of a request adds up on one event loop), then with each
+//     sandbox in a process of its own as `mkt sandbox start` runs it (the clients here, on the other
+//     core), with the sandbox's CPU time per request read from /proc;
 //   - start-up (startSandbox until it listens, then close) on a data folder of 1,000 and of 100,000
 //     records (test users with their subscriptions), written in today's log format; the new sandbox
 //     imports that folder once, then every start is measured.
@@ -10,7 +13,9 @@
 // its src/ as it was whatever the packages installed now: its CLI half no longer type-checks against them).
 //
 // Run: npm run build && node bench/sandbox.js
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -40,8 +45,12 @@ execFileSync(join(root, 'node_modules/.bin/esbuild'), [
   '--log-level=warning',
   `--outfile=${join(todayDir, 'build/sandbox/index.js')}`,
 ]);
-const today = await import(join(todayDir, 'build/sandbox/index.js'));
-const current = await import(join(root, 'dist/sandbox/index.js'));
+const BUNDLES = {
+  today: join(todayDir, 'build/sandbox/index.js'),
+  sqlite: join(root, 'dist/sandbox/index.js'),
+};
+const today = await import(BUNDLES.today);
+const current = await import(BUNDLES.sqlite);
 const CODES = { today: today.startSandbox, sqlite: current.startSandbox };
 
 const { send, must, close } = httpClient(CONCURRENCY);
@@ -54,9 +63,29 @@ async function pool(count, job, workers = CONCURRENCY) {
   );
 }
 
-async function prepare(name) {
+/**
+ * A sandbox to measure: started in this process, or in a process of its own as a developer runs it
+ * (`mkt sandbox start`: the sandbox alone on its event loop, the clients here), whose CPU time is read
+ * from /proc.
+ */
+async function prepare(name, own) {
   const dataDir = mkdtempSync(join(work, `${name}-`));
-  const sb = await CODES[name]({ dataDir, port: 0 });
+  let sb;
+  if (own) {
+    const code = `const { startSandbox } = await import(${JSON.stringify(BUNDLES[name])});
+      const sb = await startSandbox({ dataDir: ${JSON.stringify(dataDir)}, port: 0 });
+      console.log(JSON.stringify({ port: sb.port, seed: sb.seed }));`;
+    const child = spawn(process.execPath, ['--input-type=module', '--no-warnings', '-e', code], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] = await once(createInterface({ input: child.stdout }), 'line');
+    const info = JSON.parse(line);
+    const ticks = () => {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (1/100 s)
+    };
+    sb = { ...info, ticks, close: () => child.kill('SIGKILL') };
+  } else sb = await CODES[name]({ dataDir, port: 0 });
   const auth = { authorization: `Bearer ${await developerToken(sb.port, sb.seed)}` };
   const keys = [];
   for (let i = 0; i < KEYS; i++)
@@ -69,6 +98,7 @@ async function prepare(name) {
 
 async function measure(t, endpoint) {
   const count = endpoint === 'writes' ? WRITES : READS;
+  const ticks = t.sb.ticks?.();
   const started = performance.now();
   await pool(count, async (i) => {
     const user = t.users[i % t.users.length];
@@ -85,32 +115,44 @@ async function measure(t, endpoint) {
           );
     if (res.status !== 200) throw new Error(`${t.name} ${endpoint}: ${res.status} ${res.text}`);
   });
-  return count / ((performance.now() - started) / 1000);
+  const rps = count / ((performance.now() - started) / 1000);
+  return { rps, cpuUs: t.sb.ticks ? ((t.sb.ticks() - ticks) * 10_000) / count : undefined };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-// Throughput, interleaved.
-const targets = [await prepare('today'), await prepare('sqlite')];
-const rps = {};
-const ENDPOINTS = ['whoami', 'entitlements', 'writes'];
-for (const t of targets) for (const e of ENDPOINTS) await measure(t, e); // warm-up
-for (let round = 0; round < ROUNDS; round++) {
-  for (const t of round % 2 ? [...targets].reverse() : targets) {
-    for (const e of ENDPOINTS) (rps[`${t.name} ${e}`] ??= []).push(await measure(t, e));
+/** Throughput of both sandboxes in interleaved rounds; in this process, or each in its own. */
+async function throughput(own) {
+  const targets = [await prepare('today', own), await prepare('sqlite', own)];
+  const results = {};
+  const ENDPOINTS = ['whoami', 'entitlements', 'writes'];
+  for (const t of targets) for (const e of ENDPOINTS) await measure(t, e); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of round % 2 ? [...targets].reverse() : targets) {
+      for (const e of ENDPOINTS) (results[`${t.name} ${e}`] ??= []).push(await measure(t, e));
+    }
+  }
+  for (const t of targets) await t.sb.close();
+  console.log(
+    own
+      ? `each sandbox in its own process (as \`mkt sandbox start\`), the clients in this one; requests per second and the sandbox's CPU time per request, median of ${ROUNDS} interleaved rounds:`
+      : `both sandboxes and the clients in this process; requests per second, median of ${ROUNDS} interleaved rounds:`,
+  );
+  for (const e of ENDPOINTS) {
+    const [a, b] = ['today', 'sqlite'].map((name) => results[`${name} ${e}`]);
+    const rps = [a, b].map((xs) => median(xs.map((x) => x.rps)));
+    let line = `  ${e.padEnd(13)} today ${rps[0].toFixed(0).padStart(6)}   sqlite+hono ${rps[1].toFixed(0).padStart(6)}   ratio ${(rps[1] / rps[0]).toFixed(2)}`;
+    if (own) {
+      const cpu = [a, b].map((xs) => median(xs.map((x) => x.cpuUs)));
+      line += `   CPU per request: today ${cpu[0].toFixed(0)} µs, sqlite+hono ${cpu[1].toFixed(0)} µs (today / sqlite+hono ${(cpu[0] / cpu[1]).toFixed(2)})`;
+    }
+    console.log(line);
   }
 }
-for (const t of targets) await t.sb.close();
-console.log(
-  `requests per second, median of ${ROUNDS} interleaved rounds (${CONCURRENCY} clients; ${READS} reads / ${WRITES} writes each):`,
-);
-for (const e of ENDPOINTS) {
-  const a = median(rps[`today ${e}`]);
-  const b = median(rps[`sqlite ${e}`]);
-  console.log(
-    `  ${e.padEnd(13)} today ${a.toFixed(0).padStart(6)}   sqlite+hono ${b.toFixed(0).padStart(6)}   ratio ${(b / a).toFixed(2)}`,
-  );
-}
+
+console.log(`${CONCURRENCY} clients; ${READS} reads / ${WRITES} writes per endpoint and round`);
+await throughput(false);
+await throughput(true);
 
 // Start-up on 1k and 100k records in today's log format.
 console.log(`start-up (startSandbox to listening, then close), median of ${STARTS}:`);
