@@ -71,7 +71,10 @@ export interface BillingStore {
   plan(appId: string, planId: string): BillingPlan | undefined;
   subscription(appId: string, userId: string): Subscription | undefined;
   putSubscription(sub: Subscription): void;
-  /** Up to `limit` subscriptions due by `until`, earliest `next_at` first (ties in creation order). */
+  /**
+   * Up to `limit` subscriptions due by `until`, earliest `next_at` first (ties in creation order):
+   * the store's own objects, never to be changed in place.
+   */
   dueBatch(until: number, limit: number): Subscription[];
   paymentBehaviour(appId: string, userId: string): PaymentBehaviour;
   addPayment(payment: Payment): void;

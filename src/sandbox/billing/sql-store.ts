@@ -188,7 +188,8 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
         this.run(text, ...changed.map((i) => subValue(s, i)), s.app_id, s.user_id);
       }
     }
-    this.cache.put('sub', s.app_id, s.user_id, { ...s });
+    // Kept as given: a subscription is never changed in place (every change is a new object).
+    this.cache.put('sub', s.app_id, s.user_id, s);
   }
 
   /**
@@ -204,7 +205,8 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     for (const r of due) {
       const sub = this.cache.peek<Subscription>('sub', String(r.app_id), String(r.user_id));
       if (sub === undefined) break;
-      cached.push({ ...sub, order: Number(r.row_order) });
+      const order = Number(r.row_order);
+      cached.push(sub.order === order ? sub : { ...sub, order });
     }
     if (cached.length === due.length) return cached;
     const rows = this.sql(
