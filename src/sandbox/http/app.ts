@@ -15,7 +15,7 @@ import { relayApi } from '../routes/relay-api.js';
 import { simulatorApi } from '../routes/simulator-api.js';
 import { consoleApi } from '../console/api-room.js';
 import type { SandboxEnv } from './env.js';
-import { authentication, front, limitedAndCommitted } from './guards.js';
+import { apiGuard, front } from './guards.js';
 import { answerProblem, SandboxApiError } from './problem.js';
 
 /**
@@ -55,7 +55,7 @@ export function sandboxApp(core: SandboxCore): Hono<SandboxEnv> {
   const console = (c: { req: { raw: Request } }) => core.console.app.fetch(c.req.raw);
   app.all('/console', console).all('/console/*', console);
   const api = new Hono<SandboxEnv>();
-  api.use(authentication, limitedAndCommitted);
+  api.use(apiGuard);
   for (const room of API_ROOMS) api.route('/', room);
   app.route('/api/v1', api);
 

@@ -4,7 +4,7 @@ import { RATE_LIMITS } from '../../wire.js';
 import { authenticate } from './auth.js';
 import type { SandboxCore } from '../core.js';
 import type { RouteContext, SandboxEnv } from './env.js';
-import { SandboxApiError } from './problem.js';
+import { problemOf, SandboxApiError } from './problem.js';
 
 /**
  * The Host rule (DNS rebinding, docs/DECISIONS.md §2): only a `Host` naming this loopback server
@@ -49,58 +49,60 @@ export function front(core: SandboxCore) {
 }
 
 /**
- * Authenticates an API request (a Bearer token or an API key) as `c.get('principal')`, or 401; then
- * keeps the request, once answered, in the request log of its app (status, latency, credential,
- * user, and the error code when it failed).
+ * Every API request, in order: authenticated (a Bearer token or an API key) as
+ * `c.get('principal')`, or 401; an API key's per-minute limit (wire.ts RATE_LIMITS), its headers on
+ * every answer, 429 included; then the answer waits until the request's changes are committed and on
+ * disk (docs/DECISIONS.md, durability): a 2xx means committed, and a commit that fails (a full disk)
+ * turns it into 507 (a read never waits). Once answered, the request is kept in the request log of its
+ * app (status, latency, credential, user, and the error code when it failed).
  */
-export const authentication = createMiddleware<SandboxEnv>(async (c, next) => {
+export const apiGuard = createMiddleware<SandboxEnv>(async (c, next) => {
   const core = c.get('core');
   const principal = authenticate(core, c.env.incoming.headers);
   c.set('principal', principal);
   // Usage (docs/DECISIONS.md §5): every request made with a user's access token counts.
   if (principal.kind === 'token') core.life.countCall(principal.app.id, principal.user.id);
   const startedAt = core.now();
+  let thrown: unknown;
   try {
+    if (principal.kind === 'key') {
+      const limit = RATE_LIMITS[principal.key.mode];
+      const decision = core.rateLimiter.take(principal.key.key, limit);
+      // On the Node response itself, so every answer carries them (errors, streams) without Hono
+      // building a Headers object for each response.
+      for (const name in decision.headers) c.env.outgoing.setHeader(name, decision.headers[name]!);
+      if (!decision.allowed) {
+        throw new SandboxApiError(
+          429,
+          'rate_limited',
+          `Rate limit of ${limit} requests per minute exceeded.`,
+        );
+      }
+    }
+    const from = core.ledger.mark();
     await next();
+    if (c.req.method !== 'GET') await core.ledger.settled(from);
+  } catch (error) {
+    thrown = error;
+    throw error;
   } finally {
-    const error = c.error;
+    // A route's error is answered below this middleware (c.error); one thrown here or while waiting
+    // for the commit is answered above it.
+    const failed = thrown ?? c.error;
+    const problem = failed === undefined ? undefined : problemOf(failed);
     core.console.recordRequest(
       {
         id: String(c.env.outgoing.getHeader('x-request-id') ?? ''),
         startedAt,
         method: c.req.method,
         url: c.env.incoming.url ?? c.req.path,
-        status: error instanceof SandboxApiError ? error.status : c.res.status,
+        status: problem?.status ?? c.res.status,
         caller: principal,
-        errorCode: error instanceof SandboxApiError ? error.code : error ? 'internal_error' : undefined,
+        errorCode: problem?.code,
       },
       (id) => core.ledger.app(id)?.owner_id,
     );
   }
-});
-
-/**
- * An API key's per-minute limit (wire.ts RATE_LIMITS), its headers on every answer, 429 included;
- * then the answer waits until the request's changes are committed and on disk (docs/DECISIONS.md,
- * durability): a 2xx means committed, and a commit that fails (a full disk) turns it into 507. A
- * read never waits.
- */
-export const limitedAndCommitted = createMiddleware<SandboxEnv>(async (c, next) => {
-  const p = c.get('principal');
-  const core = c.get('core');
-  if (p.kind === 'key') {
-    const limit = RATE_LIMITS[p.key.mode];
-    const decision = core.rateLimiter.take(p.key.key, limit);
-    // On the Node response itself, so every answer carries them (errors, streams) without Hono
-    // building a Headers object for each response.
-    for (const name in decision.headers) c.env.outgoing.setHeader(name, decision.headers[name]!);
-    if (!decision.allowed) {
-      throw new SandboxApiError(429, 'rate_limited', `Rate limit of ${limit} requests per minute exceeded.`);
-    }
-  }
-  const from = core.ledger.mark();
-  await next();
-  if (c.req.method !== 'GET') await core.ledger.settled(from);
 });
 
 /** A browser sends `Origin` with every POST; only this sandbox's own pages may submit a form (CSRF). */

@@ -55,15 +55,17 @@ export function diskFull(): SandboxApiError {
 
 const NO_STORE = { 'cache-control': 'no-store' };
 
+/** What a failure is answered as: itself, 507 for a full disk, else 500. */
+export function problemOf(error: unknown): SandboxApiError {
+  if (error instanceof SandboxApiError) return error;
+  if (isDiskFull(error)) return diskFull();
+  const message = error instanceof Error ? error.message : String(error);
+  return new SandboxApiError(500, 'internal_error', `Unexpected sandbox error: ${message}`);
+}
+
 /** The one error handler: every failure of every route is answered here. */
 export function answerProblem(error: unknown, c: Context<SandboxEnv>): Response {
-  let problem: SandboxApiError;
-  if (error instanceof SandboxApiError) problem = error;
-  else if (isDiskFull(error)) problem = diskFull();
-  else {
-    const message = error instanceof Error ? error.message : String(error);
-    problem = new SandboxApiError(500, 'internal_error', `Unexpected sandbox error: ${message}`);
-  }
+  const problem = problemOf(error);
   const form = problem.form ?? (c.req.path.startsWith('/api/') ? 'api' : 'page');
   const headers = { ...NO_STORE, ...problem.headers };
   if (form === 'page') {
