@@ -24,8 +24,8 @@ import { httpClient } from './http.js';
 
 const BASE = 'd8f60db';
 const CONCURRENCY = 32;
-const READS = 3_000;
-const WRITES = 1_000;
+const READS = Number(process.env.READS ?? 3_000);
+const WRITES = Number(process.env.WRITES ?? 1_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const KEYS = 40;
 const STARTS = 7;

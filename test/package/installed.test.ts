@@ -5,7 +5,7 @@ import { copyFile, mkdir, readdir, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { tempDir } from '../support/cli.js';
+import { npmGlobalConfig, tempDir } from '../support/cli.js';
 
 // The package as npm ships it: packed from a fresh clone (tracked files only: `prepack` builds),
 // installed globally into a temporary prefix, run from another folder on every Node version users
@@ -47,9 +47,7 @@ beforeAll(async () => {
   await run(
     'npm',
     ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball],
-    {
-      cwd: work.path,
-    },
+    { cwd: work.path, env: { ...process.env, npm_config_globalconfig: npmGlobalConfig() } },
   );
 }, 300_000);
 afterAll(() => work?.remove());

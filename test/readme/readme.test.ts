@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium } from '../support/chromium.js';
-import { baseEnv, tempDir } from '../support/cli.js';
+import { baseEnv, npmGlobalConfig, tempDir } from '../support/cli.js';
 import { typeInTerminal, type Terminal } from '../support/terminal.js';
 import { readmeCommands } from './readme-commands.js';
 
@@ -69,6 +69,7 @@ describe.skipIf(!hasChromium())('the README, followed as written', () => {
     Object.assign(env, {
       PATH: `${join(prefix, 'bin')}:${dirname(process.execPath)}:${process.env.PATH}`,
       npm_config_prefix: prefix,
+      npm_config_globalconfig: npmGlobalConfig(),
       npm_config_update_notifier: 'false',
       npm_config_cache: join(userInfo().homedir, '.npm'), // the person's npm cache
       TERM: 'xterm',

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,4 +179,13 @@ export function startMkt(
 export async function tempDir(prefix = 'mkt-test-'): Promise<{ path: string; remove(): Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/**
+ * The machine's global npm configuration file (its CA file, registry, proxy). npm looks for it under
+ * the global prefix, so a test that moves the prefix to a temporary folder names it again: the
+ * person's own npm settings still apply.
+ */
+export function npmGlobalConfig(): string {
+  return execFileSync('npm', ['config', 'get', 'globalconfig'], { encoding: 'utf8' }).trim();
 }
