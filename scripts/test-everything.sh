@@ -26,6 +26,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 npm ci --no-audit --no-fund
+# npm finds its global config file (a CA file, a registry, a proxy) under the prefix of the Node it
+# runs on; on the project's Node below, that would be node_modules/node/etc/npmrc. Every npm from
+# here on (and in the tests) reads the machine's own, as `npm run` would pass it.
+export npm_config_globalconfig="${npm_config_globalconfig:-$(npm config get globalconfig)}"
 # mkt needs Node.js 22.13 or newer; the machine's own may be older. The project's pinned Node (the
 # `node` dev dependency, from the npm registry) goes first on the PATH, as `npm run` does.
 export PATH="$PWD/node_modules/.bin:$PATH"

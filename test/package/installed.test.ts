@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, symlink } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -47,7 +48,15 @@ beforeAll(async () => {
   await run(
     'npm',
     ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball],
-    { cwd: work.path, env: { ...process.env, npm_config_globalconfig: npmGlobalConfig() } },
+    {
+      cwd: work.path,
+      // The machine's npm settings and cache (the tests' HOME is a temporary folder).
+      env: {
+        ...process.env,
+        npm_config_globalconfig: npmGlobalConfig(),
+        npm_config_cache: join(userInfo().homedir, '.npm'),
+      },
+    },
   );
 }, 300_000);
 afterAll(() => work?.remove());

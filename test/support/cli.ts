@@ -184,7 +184,8 @@ export async function tempDir(prefix = 'mkt-test-'): Promise<{ path: string; rem
 /**
  * The machine's global npm configuration file (its CA file, registry, proxy). npm looks for it under
  * the global prefix, so a test that moves the prefix to a temporary folder names it again: the
- * person's own npm settings still apply.
+ * person's own npm settings still apply. (Under `npm test` and scripts/test-everything.sh,
+ * `npm_config_globalconfig` already names the machine's; npm answers it.)
  */
 export function npmGlobalConfig(): string {
   return execFileSync('npm', ['config', 'get', 'globalconfig'], { encoding: 'utf8' }).trim();
