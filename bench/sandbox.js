@@ -79,6 +79,7 @@ async function prepare(name, own) {
     const child = spawn(process.execPath, ['--input-type=module', '--no-warnings', '-e', code], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    process.once('exit', () => child.kill('SIGKILL')); // also when the benchmark fails
     const [line] = await once(createInterface({ input: child.stdout }), 'line');
     const info = JSON.parse(line);
     const ticks = () => {
