@@ -121,7 +121,8 @@ export function query<S extends z.ZodType>(schema: S) {
   return createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {
     // The query as sent (`/path?query`), read without building the whole URL again.
     const target = c.env.incoming.url ?? '';
-    if (target.startsWith('/') && !target.includes('?') && !target.includes('#')) {
+    const asSent = target.startsWith('/') && !target.includes('#');
+    if (asSent && !target.includes('?')) {
       if (!none) {
         none = schema.safeParse({});
         if (none.success) Object.freeze(none.data); // shared by every such request
@@ -130,10 +131,9 @@ export function query<S extends z.ZodType>(schema: S) {
       c.set('query', none.data);
       return next();
     }
-    const params =
-      target.startsWith('/') && !target.includes('#')
-        ? new URLSearchParams(target.includes('?') ? target.slice(target.indexOf('?') + 1) : '')
-        : new URL(c.req.url).searchParams;
+    const params = asSent
+      ? new URLSearchParams(target.slice(target.indexOf('?') + 1))
+      : new URL(c.req.url).searchParams;
     const raw: Record<string, string> = {};
     for (const key of new Set(params.keys())) {
       if (params.getAll(key).length > 1) {
