@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { isoStamp } from '../ids.js';
+import { isoStamp, randomId } from '../ids.js';
 import type { BillingPlan, BillingStore, ChargeKind, Payment, Transition } from './records.js';
 
 /**
@@ -14,8 +13,7 @@ export function charge(
   const behaviour = store.paymentBehaviour(input.app_id, input.user_id);
   const ok = behaviour === 'succeeds' || (behaviour === 'declines_renewals' && input.prior === 0);
   const payment: Payment = {
-    // randomUUID draws from a cached pool: a year of renewals makes 100,000 charges in one request.
-    id: `pay_${randomUUID().replaceAll('-', '').slice(0, 16)}`,
+    id: randomId('pay', 8),
     app_id: input.app_id,
     user_id: input.user_id,
     plan: input.plan.id,

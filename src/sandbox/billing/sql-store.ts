@@ -90,8 +90,8 @@ function subFromRow(r: Row): Subscription {
  */
 export class SqlBillingStore implements BillingStore, OffsetStore {
   private readonly statements = new Map<string, StatementSync>();
-  /** The UPDATE of each set of changed columns (by their indexes in SUB_COLUMNS). */
-  private readonly updates = new Map<string, string>();
+  /** The UPDATE of each set of changed columns (a bit per index in SUB_COLUMNS). */
+  private readonly updates = new Map<number, { text: string; fields: number[] }>();
   private offset: number;
 
   constructor(
@@ -175,21 +175,28 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     const before = this.cache.peek<Subscription>('sub', s.app_id, s.user_id);
     if (before === undefined) this.run(UPSERT_SUB, ...subValues(s));
     else {
-      const changed: number[] = [];
+      let changed = 0; // a bit per column, by its index in SUB_FIELDS
       for (let i = 2; i < SUB_FIELDS.length; i++)
-        if (s[SUB_FIELDS[i]!] !== before[SUB_FIELDS[i]!]) changed.push(i);
-      if (changed.length > 0) {
-        const which = changed.join(',');
-        let text = this.updates.get(which);
-        if (text === undefined) {
-          text = `UPDATE subscriptions SET ${changed.map((i) => `${SUB_COLUMNS[i]} = ?`).join(', ')} WHERE app_id = ? AND user_id = ?`;
-          this.updates.set(which, text);
-        }
-        this.run(text, ...changed.map((i) => subValue(s, i)), s.app_id, s.user_id);
+        if (s[SUB_FIELDS[i]!] !== before[SUB_FIELDS[i]!]) changed |= 1 << i;
+      if (changed !== 0) {
+        const { text, fields } = this.update(changed);
+        const values = fields.map((i) => subValue(s, i));
+        this.run(text, ...values, s.app_id, s.user_id);
       }
     }
     // Kept as given: a subscription is never changed in place (every change is a new object).
     this.cache.put('sub', s.app_id, s.user_id, s);
+  }
+
+  /** The UPDATE of the columns whose bits are set in `changed`, and their indexes. */
+  private update(changed: number): { text: string; fields: number[] } {
+    let u = this.updates.get(changed);
+    if (u === undefined) {
+      const fields = SUB_FIELDS.flatMap((_, i) => ((changed >> i) & 1 ? [i] : []));
+      const text = `UPDATE subscriptions SET ${fields.map((i) => `${SUB_COLUMNS[i]} = ?`).join(', ')} WHERE app_id = ? AND user_id = ?`;
+      this.updates.set(changed, (u = { text, fields }));
+    }
+    return u;
   }
 
   /**

@@ -22,6 +22,13 @@ export interface EmitResult {
   listeners: number;
 }
 
+/**
+ * How many POSTs are in flight at once. A year's advance causes hundreds of deliveries in one
+ * request: they reach the developer's server a few at a time, in order, and the sandbox's event loop
+ * stays free to answer (the advance's own 30 MB answer among them).
+ */
+const MAX_IN_FLIGHT = 8;
+
 /** The clock, the retry schedule and where to log attempts. */
 export interface DeliveryOptions {
   now: () => number;
@@ -38,6 +45,9 @@ export interface DeliveryOptions {
 export class Deliveries {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inFlight = new Set<AbortController>();
+  /** POSTs waiting for one of the {@link MAX_IN_FLIGHT} places, first come first served. */
+  private readonly waiting: Array<() => void> = [];
+  private posting = 0;
   private closed = false;
 
   constructor(
@@ -128,6 +138,11 @@ export class Deliveries {
     headers: Record<string, string>,
     body: string,
   ): Promise<FirstAttempt> {
+    // A place is handed from the POST that ends to the first one waiting; close() wakes the waiting
+    // without one.
+    if (this.posting < MAX_IN_FLIGHT) this.posting++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.closed) return { url, status: 'failed', response_status: null, error: 'the sandbox stopped' };
     const controller = new AbortController();
     this.inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
@@ -140,6 +155,7 @@ export class Deliveries {
     });
     clearTimeout(timer);
     this.inFlight.delete(controller);
+    this.release();
     const status = outcome.response_status;
     const ok = status !== null && status >= 200 && status < 300;
     const error =
@@ -164,6 +180,12 @@ export class Deliveries {
       response_excerpt: outcome.response_excerpt,
     });
     return { url, status: ok ? 'delivered' : 'failed', response_status: status, error };
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.posting--;
   }
 
   /**
@@ -202,6 +224,7 @@ export class Deliveries {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const controller of this.inFlight) controller.abort();
+    for (const go of this.waiting.splice(0)) go();
   }
 }
 
