@@ -170,6 +170,45 @@ describe('webhook deliveries', () => {
     const after = await receiver.waitFor(3);
     expect(JSON.parse(after[2]!.body).event).toBe('user.revoked');
   });
+
+  it('sends a burst of deliveries at most 8 at a time, every one once', async () => {
+    // A receiver that takes 40 ms per request and counts how many it holds at once.
+    let open = 0;
+    let most = 0;
+    receiver = await startServer((_req, res) => {
+      most = Math.max(most, ++open);
+      setTimeout(() => {
+        open--;
+        res.writeHead(200).end();
+      }, 40);
+    });
+    sb = await startTestSandbox();
+    // 20 trials whose card is declined: after the retries, all 20 end in the same advance.
+    for (let i = 0; i < 20; i++) {
+      const created = await call(sb, 'POST', '/api/v1/simulator/users', {
+        key: sb.seed.test_key,
+        body: { app_id: sb.seed.app.id, plan: 'pro-monthly', trial_days: 1, payment_behaviour: 'declines' },
+      });
+      expect(created.status).toBe(201);
+    }
+    await pointWebhookAt(receiver.url);
+    const advanced = await call(sb, 'POST', '/api/v1/simulator/clock', {
+      key: sb.seed.test_key,
+      body: { advance_s: 30 * 86_400 },
+    });
+    expect(advanced.status).toBe(200);
+    // (A seeded subscription may end in the same month.)
+    const sent = advanced.json.transitions.flatMap((t: { events: unknown[] }) => t.events);
+    expect(sent.length).toBeGreaterThanOrEqual(20);
+    const hits = await receiver.waitFor(sent.length);
+    const ids = hits.map((h) => h.headers['x-marketplace-delivery']);
+    expect(new Set(ids).size).toBe(sent.length);
+    expect(hits.map((h) => JSON.parse(h.body).event).sort()).toEqual(
+      sent.map((e: { event: string }) => e.event).sort(),
+    );
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(8);
+  });
 });
 
 describe('relay stream', () => {
