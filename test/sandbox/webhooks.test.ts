@@ -209,6 +209,28 @@ describe('webhook deliveries', () => {
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(8);
   });
+
+  it('sends a triggered event at once, even while a burst waits for a server that does not answer', async () => {
+    receiver = await startServer(() => {}); // holds every request
+    sb = await startTestSandbox({ deliveryTimeoutMs: 10_000, deliveryBackoffMs: [] });
+    for (let i = 0; i < 12; i++) {
+      await call(sb, 'POST', '/api/v1/simulator/users', {
+        key: sb.seed.test_key,
+        body: { app_id: sb.seed.app.id, plan: 'pro-monthly', trial_days: 1, payment_behaviour: 'declines' },
+      });
+    }
+    await pointWebhookAt(receiver.url);
+    await call(sb, 'POST', '/api/v1/simulator/clock', {
+      key: sb.seed.test_key,
+      body: { advance_s: 30 * 86_400 },
+    });
+    await receiver.waitFor(8);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(receiver.seen).toHaveLength(8); // the rest of the burst waits for a place
+    void simulate('user.revoked');
+    const hits = await receiver.waitFor(9, 3_000);
+    expect(JSON.parse(hits[8]!.body).event).toBe('user.revoked');
+  });
 });
 
 describe('relay stream', () => {

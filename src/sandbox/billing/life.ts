@@ -67,14 +67,14 @@ export class Life {
   }
 
   /** Sends the events of one transition, in order (sequence numbers are taken at once). */
-  send(t: Transition): Promise<EmitResult[]> {
+  send(t: Transition, background = false): Promise<EmitResult[]> {
     const app = this.core.ledger.app(t.app_id);
     if (!app) return Promise.resolve([]);
-    return Promise.all(t.events.map((e) => this.core.deliveries.emit(app, e.event, e.data)));
+    return Promise.all(t.events.map((e) => this.core.deliveries.emit(app, e.event, e.data, { background })));
   }
 
   private sendInBackground(t: Transition): void {
-    if (t.events.length > 0) this.send(t).catch(() => undefined);
+    if (t.events.length > 0) this.send(t, true).catch(() => undefined);
   }
 
   /** Runs every transition due by now (business time), sending its events. */

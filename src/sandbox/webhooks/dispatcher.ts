@@ -23,9 +23,10 @@ export interface EmitResult {
 }
 
 /**
- * How many POSTs are in flight at once. A year's advance causes hundreds of deliveries in one
- * request: they reach the developer's server a few at a time, in order, and the sandbox's event loop
- * stays free to answer (the advance's own 30 MB answer among them).
+ * How many POSTs nobody waits for (events the sandbox causes itself, retries) are in flight at once.
+ * A year's advance causes hundreds of deliveries in one request: they reach the developer's server a
+ * few at a time, in order, and the sandbox's event loop stays free to answer (the advance's own 30 MB
+ * answer among them). A POST a request waits for (a triggered event, a resend) goes at once.
  */
 const MAX_IN_FLIGHT = 8;
 
@@ -45,7 +46,7 @@ export interface DeliveryOptions {
 export class Deliveries {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inFlight = new Set<AbortController>();
-  /** POSTs waiting for one of the {@link MAX_IN_FLIGHT} places, first come first served. */
+  /** Background POSTs waiting for one of the {@link MAX_IN_FLIGHT} places, first come first served. */
   private readonly waiting: Array<() => void> = [];
   private posting = 0;
   private closed = false;
@@ -69,7 +70,7 @@ export class Deliveries {
     app: AppRecord,
     event: string,
     data: unknown,
-    options: { synthetic?: boolean } = {},
+    options: { synthetic?: boolean; background?: boolean } = {},
   ): Promise<EmitResult> {
     const envelope = { event, timestamp: isoStamp(this.options.now()), data };
     const body = JSON.stringify(envelope);
@@ -100,18 +101,25 @@ export class Deliveries {
         const webhook: FirstAttempt = { url: null, status: 'no_url', response_status: null, error: null };
         return { delivery, envelope, listeners, webhook };
       }
-      return { delivery, envelope, listeners, webhook: await this.attempt(pending) };
+      return {
+        delivery,
+        envelope,
+        listeners,
+        webhook: await this.attempt(pending, options.background === true),
+      };
     });
   }
 
   /** Emits without waiting for the first attempt (events the sandbox causes itself). */
   emitInBackground(app: AppRecord, event: string, data: unknown): void {
-    this.emit(app, event, data).catch((e: unknown) => this.options.log(`delivery failed: ${String(e)}`));
+    this.emit(app, event, data, { background: true }).catch((e: unknown) =>
+      this.options.log(`delivery failed: ${String(e)}`),
+    );
   }
 
-  private async attempt(p: PendingDelivery): Promise<FirstAttempt> {
+  private async attempt(p: PendingDelivery, background: boolean): Promise<FirstAttempt> {
     const d = p.delivery;
-    const result = await this.post(p.url, d, outboundHeaders(d), d.body);
+    const result = await this.post(p.url, d, outboundHeaders(d), d.body, background);
     this.options.log(
       `delivery ${d.id} ${d.event} attempt ${p.attempt} -> ${p.url} ${result.response_status ?? result.error}`,
     );
@@ -137,12 +145,15 @@ export class Deliveries {
     d: DeliveryRecord,
     headers: Record<string, string>,
     body: string,
+    background: boolean,
   ): Promise<FirstAttempt> {
     // A place is handed from the POST that ends to the first one waiting; close() wakes the waiting
     // without one.
-    if (this.posting < MAX_IN_FLIGHT) this.posting++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    if (this.closed) return { url, status: 'failed', response_status: null, error: 'the sandbox stopped' };
+    if (background) {
+      if (this.posting < MAX_IN_FLIGHT) this.posting++;
+      else await new Promise<void>((resolve) => this.waiting.push(resolve));
+      if (this.closed) return { url, status: 'failed', response_status: null, error: 'the sandbox stopped' };
+    }
     const controller = new AbortController();
     this.inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
@@ -155,7 +166,7 @@ export class Deliveries {
     });
     clearTimeout(timer);
     this.inFlight.delete(controller);
-    this.release();
+    if (background) this.release();
     const status = outcome.response_status;
     const ok = status !== null && status >= 200 && status < 300;
     const error =
@@ -196,7 +207,7 @@ export class Deliveries {
     const envelope = JSON.parse(d.body) as Record<string, unknown>;
     const body = JSON.stringify({ ...envelope, timestamp: isoStamp(this.options.now()) });
     const fresh = { ...d, body, signature: signBody(app.webhook_secret, body) };
-    const result = await this.post(app.webhook_url, d, outboundHeaders(fresh), body);
+    const result = await this.post(app.webhook_url, d, outboundHeaders(fresh), body, false);
     this.options.log(
       `delivery ${d.id} ${d.event} resent -> ${app.webhook_url} ${result.response_status ?? result.error}`,
     );
@@ -213,7 +224,7 @@ export class Deliveries {
       this.timers.delete(timer);
       // The app may have been deleted, or the delivery finished, since.
       const now = this.store.pending(p.delivery.id);
-      if (!this.closed && now?.attempt === p.attempt && now.due_at === p.due_at) void this.attempt(p);
+      if (!this.closed && now?.attempt === p.attempt && now.due_at === p.due_at) void this.attempt(p, true);
     }, wait);
     this.timers.add(timer);
   }
