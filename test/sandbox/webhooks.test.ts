@@ -138,6 +138,28 @@ describe('webhook deliveries', () => {
     await silent.close();
   });
 
+  it('counts an answer whose body never ends by its status, with the start of the body', async () => {
+    sb = await startTestSandbox({ deliveryTimeoutMs: 300, deliveryBackoffMs: [] });
+    receiver = await startServer((_req, res) => {
+      res.writeHead(202, { 'content-type': 'text/plain' });
+      res.write('accepted, still writing');
+    });
+    await pointWebhookAt(receiver.url);
+    const answer = await simulate('user.revoked');
+    expect(answer.json.webhook).toMatchObject({ status: 'delivered', response_status: 202, error: null });
+    const delivery = await call(
+      sb,
+      'GET',
+      `/api/v1/apps/${sb.seed.app.id}/deliveries/${answer.json.delivery_id}`,
+      {
+        key: sb.seed.test_key,
+      },
+    );
+    expect(delivery.json.attempts).toEqual([
+      expect.objectContaining({ status: 202, response_excerpt: 'accepted, still writing' }),
+    ]);
+  });
+
   it('emits subscription.created and subscription.cancelled for simulator users', async () => {
     receiver = await startServer(answerWith(200));
     sb = await startTestSandbox();

@@ -239,10 +239,8 @@ export class Deliveries {
   }
 }
 
+/** Why a POST got no answer: the system's code (`ECONNREFUSED`) when there is one. */
 function describe(e: unknown): string {
-  if (e instanceof Error) {
-    const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
-    return cause?.code ?? cause?.message ?? e.message;
-  }
+  if (e instanceof Error) return (e as Error & { code?: string }).code ?? e.message;
   return String(e);
 }

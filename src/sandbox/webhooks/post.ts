@@ -1,3 +1,5 @@
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { RESPONSE_EXCERPT_BYTES } from '../console/delivery-records.js';
 
 /** What one POST to a webhook URL came to: the answer's status or why there was none, its time, its start. */
@@ -11,11 +13,20 @@ export interface PostOutcome {
   response_excerpt: string | null;
 }
 
+// A connection is kept for the next delivery to the same server for a second at most: long enough
+// for a burst, shorter than servers keep an idle connection (Node's 5 s), so that a delivery never
+// goes out on a connection the server is closing.
+const agents: Record<string, HttpAgent> = {
+  'http:': new HttpAgent({ keepAlive: true, timeout: 1_000 }),
+  'https:': new HttpsAgent({ keepAlive: true, timeout: 1_000 }),
+};
+
 /**
  * POSTs a delivery and reads at most the first 2 KiB of the answer (the rest is not waited for).
- * `signal` aborts it (a timeout, or the sandbox stopping).
+ * `signal` aborts it (a timeout, or the sandbox stopping). Node's own HTTP client, not fetch: a
+ * year's advance sends hundreds of deliveries, and fetch costs several times the CPU per request.
  */
-export async function postDelivery(input: {
+export function postDelivery(input: {
   url: string;
   headers: Record<string, string>;
   body: string;
@@ -25,35 +36,48 @@ export async function postDelivery(input: {
   const at = input.now();
   const started = performance.now();
   const latency = () => Math.round((performance.now() - started) * 10) / 10;
-  try {
-    const res = await fetch(input.url, {
-      method: 'POST',
-      headers: input.headers,
-      body: input.body,
-      redirect: 'manual',
-      signal: input.signal,
-    });
-    const latency_ms = latency();
-    const excerpt = await readStart(res).catch(() => null);
-    return { at, response_status: res.status, error: null, latency_ms, response_excerpt: excerpt };
-  } catch (error) {
-    return { at, response_status: null, error, latency_ms: latency(), response_excerpt: null };
-  }
-}
-
-async function readStart(res: Response): Promise<string | null> {
-  if (!res.body) return null;
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size < RESPONSE_EXCERPT_BYTES) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  void reader.cancel().catch(() => undefined);
-  if (size === 0) return null;
-  const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES);
-  return new TextDecoder('utf-8').decode(bytes);
+  return new Promise((resolve) => {
+    // Set once the status has come: what follows (the body cut off, the timeout) leaves it standing.
+    let answered: (() => void) | undefined;
+    const failed = (error: unknown) =>
+      answered
+        ? answered()
+        : resolve({ at, response_status: null, error, latency_ms: latency(), response_excerpt: null });
+    try {
+      const url = new URL(input.url);
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const headers = { ...input.headers, 'content-length': String(Buffer.byteLength(input.body)) };
+      const req = send(url, { method: 'POST', headers, signal: input.signal, agent: agents[url.protocol] });
+      req.on('error', failed);
+      req.on('response', (res) => {
+        const latency_ms = latency();
+        const chunks: Buffer[] = [];
+        let size = 0;
+        answered = () => {
+          const excerpt =
+            size === 0 ? null : Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+          resolve({
+            at,
+            response_status: res.statusCode!,
+            error: null,
+            latency_ms,
+            response_excerpt: excerpt,
+          });
+        };
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          size += chunk.byteLength;
+          if (size >= RESPONSE_EXCERPT_BYTES) {
+            answered!();
+            res.destroy();
+          }
+        });
+        res.on('end', answered);
+        res.on('error', failed);
+      });
+      req.end(input.body);
+    } catch (error) {
+      failed(error);
+    }
+  });
 }
