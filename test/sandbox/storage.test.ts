@@ -126,6 +126,15 @@ describe('a full disk', () => {
     });
     expect(read.status).toBe(200);
     expect((await createPlan(p, token, 'while-full', features)).status).toBe(507);
+    // Moving business time writes too (a month of transitions, the clock): refused, the clock unmoved.
+    const clock = () => call(peer(p), 'GET', '/api/v1/simulator/clock', { key: p.seed.test_key });
+    const before = (await clock()).json;
+    const moved = await call(peer(p), 'POST', '/api/v1/simulator/clock', {
+      key: p.seed.test_key,
+      body: { advance_s: 40 * 86_400 },
+    });
+    expect(moved.status).toBe(507);
+    expect((await clock()).json.offset_s).toBe(before.offset_s);
 
     execFileSync('mount', ['-o', 'remount,size=4m', dataDir]);
     for (const id of ['after-1', 'after-2']) {

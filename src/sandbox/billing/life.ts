@@ -105,6 +105,8 @@ export class Life {
           this.sendInBackground(t);
         },
       );
+      // The transitions are written: their fsync runs while the route makes the answer.
+      this.core.ledger.commitNow();
       return { from: isoStamp(moved.from), ...this.clockView(), transitions };
     } catch (e) {
       throw apiError(e);

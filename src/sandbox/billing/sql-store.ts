@@ -92,7 +92,6 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
   private readonly statements = new Map<string, StatementSync>();
   /** The UPDATE of each set of changed columns (a bit per index in SUB_COLUMNS). */
   private readonly updates = new Map<number, { text: string; fields: number[] }>();
-  private offset: number;
 
   constructor(
     private readonly db: DatabaseSync,
@@ -102,8 +101,6 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     // A year of renewals over 10,000 users is one transaction touching every subscription a dozen
     // times: with SQLite's default 2 MB page cache it spills and re-reads pages (BENCHMARKS.md).
     db.exec(`PRAGMA cache_size = ${CACHE_KIB}`);
-    const row = this.one(`SELECT value FROM meta WHERE key = 'clock_offset_ms'`);
-    this.offset = row ? Number(row.value) : 0;
   }
 
   private sql(text: string): StatementSync {
@@ -129,19 +126,17 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
     this.cache.clear();
   }
 
+  /** Kept in the row cache, so that a rolled-back advance (a full disk) leaves the clock where it was. */
   clockOffset(): number {
-    return this.offset;
+    return this.cache.read('meta', '', 'clock_offset_ms', () => {
+      const row = this.one(`SELECT value FROM meta WHERE key = 'clock_offset_ms'`);
+      return row ? Number(row.value) : 0;
+    });
   }
 
   setClockOffset(value: number): void {
     this.run(`INSERT OR REPLACE INTO meta (key, value) VALUES ('clock_offset_ms', ?)`, String(value));
-    this.offset = value;
-  }
-
-  /** Re-reads the offset (after a request that moved it was rolled back). */
-  reloadOffset(): void {
-    const row = this.one(`SELECT value FROM meta WHERE key = 'clock_offset_ms'`);
-    this.offset = row ? Number(row.value) : 0;
+    this.cache.put('meta', '', 'clock_offset_ms', value);
   }
 
   plan(appId: string, planId: string): BillingPlan | undefined {

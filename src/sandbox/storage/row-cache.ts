@@ -1,8 +1,9 @@
 /** How many rows the cache keeps before it starts again empty. */
 const KEPT_ROWS = 50_000;
 
-/** The kinds of rows kept: a subscription, a plan (as billing and as the routes read it), a payment behaviour, a user, an app, a key, a token. */
-export type CachedKind = 'sub' | 'plan' | 'planRecord' | 'behaviour' | 'user' | 'app' | 'key' | 'token';
+/** The kinds of rows kept: a subscription, a plan (as billing and as the routes read it), a payment behaviour, a user, an app, a key, a token, a `meta` value. */
+export type CachedKind =
+  'sub' | 'plan' | 'planRecord' | 'behaviour' | 'user' | 'app' | 'key' | 'token' | 'meta';
 
 /**
  * A read-through cache of the rows most requests read (a key's or token's user and app, a
