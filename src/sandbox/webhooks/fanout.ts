@@ -55,9 +55,15 @@ export class Relay {
       for (let d = h.after(cursor); d !== undefined && d.seq <= h.offeredSeq; d = h.after(cursor)) {
         cursor = d.seq;
         if (!res.write(sseFrame(d))) {
+          // Whichever comes first; the other listener goes too (a long replay waits here often).
           await new Promise<void>((resolve) => {
-            res.once('drain', resolve);
-            res.once('close', resolve);
+            const go = () => {
+              res.off('drain', go);
+              res.off('close', go);
+              resolve();
+            };
+            res.on('drain', go);
+            res.on('close', go);
           });
           if (res.destroyed) return;
         }
