@@ -249,9 +249,13 @@ describe('webhook deliveries', () => {
     await receiver.waitFor(8);
     await new Promise((r) => setTimeout(r, 200));
     expect(receiver.seen).toHaveLength(8); // the rest of the burst waits for a place
-    void simulate('user.revoked');
+    const triggered = simulate('user.revoked');
     const hits = await receiver.waitFor(9, 3_000);
     expect(JSON.parse(hits[8]!.body).event).toBe('user.revoked');
+    // The server goes away: the trigger is answered with the failed attempt.
+    await receiver.close();
+    receiver = undefined;
+    expect((await triggered).json.webhook).toMatchObject({ status: 'failed', response_status: null });
   });
 });
 
