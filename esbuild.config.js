@@ -1,9 +1,11 @@
 // The CLI as it runs (npm run build: tsc writes build/, this bundles it into dist/, then `oclif
 // manifest`). oclif finds commands and hooks by path under dist/ as before; each is a one-line
-// CommonJS module that takes its class from one CommonJS bundle of everything (dist/mkt.cjs: oclif,
-// the help and autocomplete plugins as the root plugin's commands, our code), in which each module
-// is evaluated only when first loaded. src/boot.ts runs the bundle with a V8 code cache.
-// Why and how much: BENCHMARKS.md (start-up).
+// CommonJS module that takes its class from one CommonJS bundle (dist/mkt.cjs: oclif, the help and
+// autocomplete plugins as the root plugin's commands, our code), in which each module is evaluated
+// only when first loaded. The sandbox (server, storage, console, Hono, zod, node:sqlite) is a bundle
+// of its own (dist/sandbox.cjs), loaded only by `mkt sandbox start`: no other command parses it.
+// src/boot.ts runs both with a V8 code cache. Each bundle's metafile goes to build/NAME.meta.json
+// (test/commands/bundles.test.ts reads it). Why and how much: BENCHMARKS.md (start-up).
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,21 +82,67 @@ const honoJsx = {
   },
 };
 
+/** The sandbox's entry, which only `mkt sandbox start` imports: in the CLI's bundle, a call to boot. */
+const sandboxApart = {
+  name: 'sandbox-apart',
+  setup(b) {
+    b.onResolve({ filter: /[\\/]sandbox[\\/]start-sandbox\.js$/ }, () => ({
+      path: 'sandbox',
+      namespace: 'sandbox-apart',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'sandbox-apart' }, () => ({
+      contents: 'module.exports = __mktSandbox();',
+    }));
+  },
+};
+
 rmSync('dist', { recursive: true, force: true });
-// One CommonJS bundle of everything oclif loads, each module evaluated when first loaded; a
-// CommonJS script is what V8 can cache compiled (src/boot.ts).
+mkdirSync('dist', { recursive: true });
+const hashes = {};
+const sizes = [];
+/**
+ * Bundles `options` into dist/NAME.cjs as the function src/boot.ts calls (a CommonJS script is what
+ * V8 can cache compiled); records its hash, so that the hash covers every byte V8 compiles.
+ */
+async function script(name, options) {
+  const bundle = await build({
+    ...options,
+    outfile: `dist/${name}.cjs`,
+    write: false,
+    metafile: true,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node22',
+    // Our modules find package.json from their own URL: the bundle's, one level below it.
+    define: { 'import.meta.url': '__mktUrl' },
+    banner: {
+      js: ["const __mktUrl = require('node:url').pathToFileURL(__filename).href;", __mktLazy.toString()].join(
+        '\n',
+      ),
+    },
+    logLevel: 'warning',
+  });
+  const [{ text }] = bundle.outputFiles;
+  // import() in a script run by node:vm needs a callback that Node 20 only has as an experimental
+  // feature (which warns): src/boot.ts passes the bundle its own import instead.
+  const code = text.replaceAll('await import(', 'await __mktImport(');
+  if (/(?<!["`])\bimport\(/.test(code))
+    throw new Error(`dist/${name}.cjs: an import() that src/boot.ts does not pass`);
+  const wrapped = `(function (exports, require, module, __filename, __dirname, __mktImport, __mktSandbox) {${code}\n})`;
+  hashes[name] = createHash('sha256').update(wrapped).digest('hex').slice(0, 16);
+  writeFileSync(`dist/${name}.cjs`, wrapped);
+  writeFileSync(`build/${name}.meta.json`, JSON.stringify(bundle.metafile));
+  sizes.push(`dist/${name}.cjs ${(Buffer.byteLength(wrapped) / 1024).toFixed(0)} KB`);
+}
+
+// One bundle of everything oclif loads, each module evaluated when first loaded.
 const entry = `const modules = {${Object.entries(modules)
   .map(([key, path]) => `${JSON.stringify(key)}: () => require(${JSON.stringify(resolve(path))})`)
   .join(',\n')}};
 exports.load = (key) => (key === 'oclif' ? { default: modules.oclif() } : modules[key]());`;
-const bundle = await build({
+await script('mkt', {
   stdin: { contents: entry, resolveDir: process.cwd(), sourcefile: 'mkt-entry.js' },
-  outfile: 'dist/mkt.cjs',
-  write: false,
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node22',
   // Loaded on demand from node_modules as before (docs/CONTRIBUTING.md: heavy modules).
   external: [
     ...['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici', 'typescript'],
@@ -102,13 +150,6 @@ const bundle = await build({
     // patterns, version ranges, config files, spinners): not parsed at each start, loaded if used.
     ...['tinyglobby', 'minimatch', 'semver', 'lilconfig', 'cli-spinners'],
   ],
-  // Our modules find package.json from their own URL: the bundle's, one level below it.
-  define: { 'import.meta.url': '__mktUrl' },
-  banner: {
-    js: ["const __mktUrl = require('node:url').pathToFileURL(__filename).href;", __mktLazy.toString()].join(
-      '\n',
-    ),
-  },
   plugins: [
     {
       // oclif's modules require each other at the top (~160 of them, and Node built-ins such as
@@ -154,7 +195,7 @@ const bundle = await build({
         }));
       },
     },
-    honoJsx,
+    sandboxApart,
     {
       // The plugins pin their own oclif; all of them use ours, so there is one oclif in a run.
       name: 'one-oclif',
@@ -167,19 +208,12 @@ const bundle = await build({
       },
     },
   ],
-  logLevel: 'warning',
 });
-const [{ text }] = bundle.outputFiles;
-// import() in a script run by node:vm needs a callback that Node 20 only has as an experimental
-// feature (which warns): src/boot.ts passes the bundle its own import instead.
-const code = text.replaceAll('await import(', 'await __mktImport(');
-if (/(?<!["`])\bimport\(/.test(code))
-  throw new Error('dist/mkt.cjs: an import() that src/boot.ts does not pass');
-// The function src/boot.ts calls, so that the hash covers every byte V8 compiles.
-const script = `(function (exports, require, module, __filename, __dirname, __mktImport) {${code}\n})`;
-const hash = createHash('sha256').update(script).digest('hex').slice(0, 16);
-mkdirSync('dist', { recursive: true });
-writeFileSync('dist/mkt.cjs', script);
+await script('sandbox', {
+  entryPoints: ['build/sandbox/start-sandbox.js'],
+  external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici'],
+  plugins: [honoJsx],
+});
 
 // What oclif loads by path: a module each that takes its export from the bundle. CommonJS, like
 // bin/run.js: oclif requires them, and no run starts Node's ES module loader.
@@ -200,23 +234,20 @@ await build({
   format: 'cjs',
   platform: 'node',
   target: 'node22',
-  define: { MKT_BUNDLE_HASH: JSON.stringify(hash) },
+  define: { MKT_BUNDLE_HASHES: JSON.stringify(hashes) },
   logLevel: 'warning',
 });
-// The benches start a sandbox in their own process: an ES module (dist/sandbox/package.json).
+// The benches start a sandbox in their own process: an ES module (dist/sandbox/package.json) that
+// takes it from the same bundle and cache as `mkt sandbox start`.
 mkdirSync('dist/sandbox');
 writeFileSync('dist/sandbox/package.json', '{ "type": "module" }\n');
-await build({
-  entryPoints: ['build/sandbox/start-sandbox.js'],
-  outfile: 'dist/sandbox/index.js',
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node22',
-  logLevel: 'warning',
-  banner: {
-    js: "import { createRequire as __mktCreateRequire } from 'node:module';\nconst require = __mktCreateRequire(import.meta.url);",
-  },
-  external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici'],
-  plugins: [honoJsx],
-});
+writeFileSync(
+  'dist/sandbox/index.js',
+  [
+    "import { createRequire } from 'node:module';",
+    "const sandbox = createRequire(import.meta.url)('../boot.js').loadSandbox();",
+    'export const { startSandbox, FolderInUseError } = sandbox;',
+    '',
+  ].join('\n'),
+);
+console.log(`Bundles: ${sizes.join(', ')}`);

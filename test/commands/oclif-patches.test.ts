@@ -146,7 +146,7 @@ describe("hono/jsx's patch", () => {
   });
 
   it('leaves no AsyncLocalStorage in either bundle (npm run build)', () => {
-    for (const bundle of ['dist/mkt.cjs', 'dist/sandbox/index.js'])
+    for (const bundle of ['dist/mkt.cjs', 'dist/sandbox.cjs'])
       expect(readFileSync(new URL(bundle, root), 'utf8'), bundle).not.toContain('new AsyncLocalStorage(');
   });
 });

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { baseEnv, MKT_BIN, tempDir } from '../support/cli.js';
+
+// A command loads only what it uses: the sandbox (its server, storage, console and their libraries)
+// is a bundle of its own (esbuild.config.js), which only `mkt sandbox start` loads.
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+/** What marks the sandbox in a bundle's text or its metafile's inputs. */
+const SANDBOX = [/build\/sandbox\//, /node_modules\/hono\//, /node_modules\/@hono\//, /node_modules\/zod\//];
+const run = promisify(execFile);
+let work: { path: string; remove(): Promise<void> };
+
+beforeAll(async () => {
+  work = await tempDir('mkt-bundles-');
+  // Notes, as the process ends, every file it read whole and the Node built-ins it loaded.
+  await writeFile(
+    join(work.path, 'note-reads.cjs'),
+    `const fs = require('node:fs');
+const read = fs.readFileSync;
+const files = [];
+fs.readFileSync = function (path, ...rest) {
+  if (typeof path === 'string') files.push(path);
+  return read.call(this, path, ...rest);
+};
+process.on('exit', () => fs.writeFileSync(process.env.NOTE_FILE, JSON.stringify({ files, builtins: process.moduleLoadList })));`,
+  );
+});
+afterAll(() => work.remove());
+
+/** Runs node with the note-taker preloaded; what the process read and loaded. */
+async function noted(name: string, args: string[]): Promise<{ files: string[]; builtins: string[] }> {
+  const note = join(work.path, `${name}.json`);
+  await run(process.execPath, ['--require', join(work.path, 'note-reads.cjs'), ...args], {
+    cwd: root,
+    env: { ...baseEnv(join(work.path, name)), NOTE_FILE: note },
+  });
+  return JSON.parse(readFileSync(note, 'utf8'));
+}
+
+describe('the bundle every command loads', () => {
+  it('has none of the sandbox in it (esbuild metafile of npm run build)', () => {
+    const inputs = (name: string) =>
+      Object.keys(JSON.parse(readFileSync(join(root, `build/${name}.meta.json`), 'utf8')).inputs);
+    const cli = inputs('mkt');
+    expect(cli.filter((path) => SANDBOX.some((re) => re.test(path)))).toEqual([]);
+    expect(cli).toContain('build/commands/whoami.js');
+    // The sandbox's own bundle has what the CLI's lacks.
+    for (const re of SANDBOX.filter((r) => !/@hono/.test(r.source)))
+      expect(
+        inputs('sandbox').some((path) => re.test(path)),
+        re.source,
+      ).toBe(true);
+  });
+
+  it('is all that a real `mkt whoami --help` reads: no sandbox code, no node:sqlite', async () => {
+    const { files, builtins } = await noted('whoami', [MKT_BIN, 'whoami', '--help']);
+    const bundles = files.filter((f) => f.endsWith('.cjs'));
+    expect(bundles.map((f) => f.slice(root.length))).toEqual(['dist/mkt.cjs']);
+    const text = readFileSync(bundles[0]!, 'utf8');
+    for (const re of SANDBOX) expect(text, re.source).not.toMatch(re);
+    expect(text).not.toContain('node:sqlite');
+    expect(builtins.filter((b) => /sqlite/.test(b))).toEqual([]);
+  });
+
+  it('leaves the sandbox to its own bundle, compiled once into its own code cache', async () => {
+    const cache = join(work.path, 'sandbox-cache');
+    const load = ['-e', "require('./dist/boot.js').loadSandbox().startSandbox.name"];
+    const first = await noted('sandbox', load);
+    expect(first.files.filter((f) => f.endsWith('.cjs')).map((f) => f.slice(root.length))).toEqual([
+      'dist/sandbox.cjs',
+    ]);
+    const env = { ...baseEnv(join(work.path, 'sandbox')), MKT_CACHE_DIR: cache };
+    await run(process.execPath, load, { cwd: root, env });
+    const [v8, ...rest] = (await readdir(join(cache, 'code-cache'))).filter((f) => f.endsWith('.v8'));
+    expect(rest).toEqual([]);
+    const written = (await stat(join(cache, 'code-cache', v8!))).mtimeMs;
+    // A run that finds the cache good and whole leaves it as it is.
+    await run(process.execPath, load, { cwd: root, env });
+    expect((await stat(join(cache, 'code-cache', v8!))).mtimeMs).toBe(written);
+  });
+});
