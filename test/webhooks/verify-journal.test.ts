@@ -122,29 +122,37 @@ describe('DeliveryLog', () => {
     await reopened.close();
   });
 
-  it('writes records over room reserved ahead (no file growth per write); a crash leaves it as empty lines', async () => {
-    const jdir = join(dir.path, 'room');
+  it('is its lines and nothing else, whatever the writers: open or after a kill, a resend between', async () => {
+    const { appendRecord } = await import('../../src/webhooks/journal.js');
+    const jdir = join(dir.path, 'lines');
     const file = join(jdir, 'journal-1.jsonl');
     const log = await DeliveryLog.open(jdir);
-    await log.append(received('dlv_a', 1));
-    const length = (await stat(file)).size;
-    await log.append(received('dlv_b', 2));
-    // The second record went into the room: the file did not grow, so its sync changed no metadata.
-    expect((await stat(file)).size).toBe(length);
-    // Read as after a kill -9 (the first log never closed): the room is empty lines.
-    const reopened = await DeliveryLog.open(jdir);
-    expect(reopened.pending().map((r) => r.id)).toEqual(['dlv_a', 'dlv_b']);
-    await reopened.append(received('dlv_c', 3));
-    await reopened.close();
-    const { readJournal } = await import('../../src/webhooks/journal.js');
-    expect((await readJournal(jdir)).map((r) => (r as { id: string }).id)).toEqual([
-      'dlv_a',
-      'dlv_b',
-      'dlv_c',
-    ]);
-    // Closed, the file gives its room back.
-    expect((await readFile(file, 'utf8')).endsWith('\n\n')).toBe(false);
+    for (let n = 1; n <= 25; n++) await log.append(received(`dlv_${n}`, n));
+    await appendRecord(jdir, { t: 'status', id: 'dlv_3', at: new Date().toISOString(), status: 'forwarded' });
+    await Promise.all([log.append(received('dlv_26', 26)), log.append(received('dlv_27', 27))]);
+    // Read as after a kill -9 (the log never closed), then as `tail` and `wc -l` see it.
+    const text = await readFile(file, 'utf8');
+    const lines = text.split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.filter((l) => l === '')).toEqual([]);
+    expect(lines).toHaveLength(28);
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ t: 'received' });
+    expect((await stat(file)).size).toBe(Buffer.byteLength(text));
     await log.close();
+    expect(await readFile(file, 'utf8')).toBe(text);
+  });
+
+  it("gives back the room an older mkt's journal reserved at its end (newlines), on open", async () => {
+    const jdir = join(dir.path, 'old-room');
+    await mkdir(jdir);
+    const file = join(jdir, 'journal-1.jsonl');
+    const line = `${JSON.stringify(received('dlv_a', 1))}\n`;
+    await writeFile(file, line + '\n'.repeat(4096));
+    const log = await DeliveryLog.open(jdir);
+    const next = received('dlv_b', 2);
+    await log.append(next);
+    await log.close();
+    expect(await readFile(file, 'utf8')).toBe(`${line}${JSON.stringify(next)}\n`);
   });
 
   it('gives pending deliveries back in arrival order, also ids that look like numbers', async () => {

@@ -1,4 +1,4 @@
-import { constants as fsConstants, fstatSync, statfsSync } from 'node:fs';
+import { constants as fsConstants, fstatSync } from 'node:fs';
 import { mkdir, open, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { HEADER } from '../../wire.js';
 import { IdTable } from '../id-table.js';
@@ -32,16 +32,10 @@ const INDEX_CAP = 20_000;
 /**
  * Flags that make each write reach the disk before it returns (`O_DSYNC`): one system call per group
  * commit instead of write + fdatasync. Where the platform has no `O_DSYNC` (Windows), an explicit
- * datasync after each write. Not O_APPEND: the listener writes at its own position (see `writeOut`).
+ * datasync after each write. O_APPEND: every write goes after whatever any writer (a `resend`)
+ * appended, so the file is its lines and nothing else (no room reserved ahead, no empty lines).
  */
-const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | (DSYNC ?? 0);
-
-/**
- * Room made at the end of the file at once, as newlines (empty lines, which readers skip): a record
- * written over them changes no file size, so its sync is the data alone, not a file-system journal
- * commit shared with every other writer on the disk (about half the time per sync on a busy disk).
- */
-const RESERVE_BYTES = 256 * 1024;
+const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | (DSYNC ?? 0);
 /** The most bytes of refused deliveries (bad signature, cross-site) one journal file keeps. */
 const REFUSED_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;
@@ -70,8 +64,8 @@ class Batch {
 
 /**
  * The delivery journal: append-only JSON Lines, each write on disk (O_DSYNC, or fdatasync) before it
- * resolves, records that arrive meanwhile sharing the next write (group commit), written over room
- * reserved ahead as newlines; rotated at `maxFileBytes` keeping `keepFiles` files. Opening it drops a
+ * resolves, records that arrive meanwhile sharing the next write (group commit); rotated at
+ * `maxFileBytes` keeping `keepFiles` files. Opening it drops a
  * torn last line left by a crash (never an earlier line) and recovers the state: relay position,
  * known ids, pending deliveries.
  */
@@ -86,18 +80,12 @@ export class DeliveryLog {
   /** Verified deliveries by the signature of their body (`signatureKey`), and when they arrived. */
   private readonly signed = new BoundedMap<string, { id: string; at: string }>(INDEX_CAP);
   private handle: FileHandle | undefined;
-  /** The same file, appending: what grows the file goes after anything another writer appended. */
-  private appender: FileHandle | undefined;
   private fileNo = 1;
   /** Bytes of refused deliveries in the current file, and how many were refused and not journaled. */
   private refusedBytes = 0;
   refusedNotKept = 0;
-  /** Where the next record goes: the end of what was written. */
-  private size = 0;
-  /** The file's length: beyond `size` it holds newlines (or whatever a failed write left, to `dirty`). */
-  private allocated = 0;
-  /** A failed write may have left part of its records up to here: the next write covers them. */
-  private dirty = 0;
+  /** A failed write left part of a line at the end of the file: the next write ends it first. */
+  private torn = false;
   /** The records to write next, their lines, and the promise their callers wait on. */
   private next: Batch | undefined;
   private writing: Promise<void> | undefined;
@@ -122,20 +110,23 @@ export class DeliveryLog {
       const path = fileName(dir, n);
       let bytes = await readFile(path);
       if (n === files.at(-1)) {
-        // The written part ends at the last line; newlines after it are reserved room.
+        // The written part ends at the last line (a journal of an older mkt may have room reserved
+        // after it, as newlines: given back here).
         let end = bytes.length;
         while (end > 0 && bytes[end - 1] === NEWLINE) end--;
         const start = bytes.lastIndexOf(NEWLINE, end - 1) + 1;
+        let keep = end === 0 ? 0 : end + 1;
         if (end > 0 && (end === bytes.length || !parsesAsRecord(bytes.subarray(start, end)))) {
           // A crash in the middle of a write leaves part of a line: drop only that line.
           options.warn?.(
             `The journal ${path} ended with a partly written line (a crash during a write); it was removed.`,
           );
-          bytes = bytes.subarray(0, start);
-          await truncate(path, start);
-          log.size = start;
-        } else log.size = end === 0 ? 0 : end + 1;
-        log.allocated = bytes.length;
+          keep = start;
+        }
+        if (keep < bytes.length) {
+          bytes = bytes.subarray(0, keep);
+          await truncate(path, keep);
+        }
       }
       for (const r of parseLines(bytes.toString('utf8'), () => bad++)) log.apply(r);
     }
@@ -148,7 +139,6 @@ export class DeliveryLog {
   private async openFile(): Promise<void> {
     const path = fileName(this.dir, this.fileNo);
     this.handle = await open(path, WRITE_FLAGS, 0o600);
-    this.appender = await open(path, WRITE_FLAGS | fsConstants.O_APPEND, 0o600);
   }
 
   private apply(r: JournalRecord): void {
@@ -220,7 +210,8 @@ export class DeliveryLog {
       }
       try {
         let data = Buffer.from(batch.text);
-        if (this.size > 0 && this.size + data.length > this.options.maxFileBytes) {
+        const size = this.handle ? fstatSync(this.handle.fd).size : 0;
+        if (size > 0 && size + data.length > this.options.maxFileBytes) {
           await this.rotate();
           // Each file holds the resume point, so that it survives when old files are removed; it
           // goes after the batch, so that a write cut short never leaves it without the records it counts.
@@ -245,64 +236,35 @@ export class DeliveryLog {
   }
 
   /**
-   * Writes `data` at the end of what was written, on disk when it resolves. Into the room reserved
-   * (newlines, covering what a failed write left) when it fits; else appended (O_APPEND: after any
-   * line a `resend` appended meanwhile, never over it) together with the next RESERVE_BYTES of room.
+   * Appends `data` (O_APPEND: after any line a `resend` appended meanwhile, never over it), on disk
+   * when it resolves. A write that fails leaves the file as it was when it can (a full disk: its space
+   * given back); else what it left of a line is ended by a newline before the next records.
    */
   private async writeOut(data: Buffer): Promise<void> {
-    if (!this.handle || !this.appender) throw new Error('The journal is closed.');
+    if (!this.handle) throw new Error('The journal is closed.');
+    const bytes = this.torn ? Buffer.concat([Buffer.from('\n'), data]) : data;
     const length = fstatSync(this.handle.fd).size;
-    // Someone appended: what follows goes after it.
-    if (length !== this.allocated) this.size = this.allocated = this.dirty = length;
-    const cover = Math.max(0, this.dirty - this.size - data.length);
-    if (this.size + data.length + cover <= this.allocated) {
-      const bytes = cover > 0 ? Buffer.concat([data, Buffer.alloc(cover, NEWLINE)]) : data;
-      const written = await writeAll(this.handle, bytes, this.size);
-      if (written.error !== undefined) {
-        this.dirty = Math.max(this.dirty, this.size + bytes.length);
-        throw written.error;
-      }
-      this.size += data.length;
-      this.dirty = 0;
+    const written = await writeAll(this.handle, bytes);
+    if (written.error === undefined) {
+      this.torn = false;
       return;
     }
-    // Part of a line a failed write left at the end is cut off by a newline.
-    const lead = this.dirty > this.size ? 1 : 0;
-    const bytes = Buffer.alloc(lead + data.length + this.room(), NEWLINE);
-    data.copy(bytes, lead);
-    const written = await writeAll(this.appender, bytes);
-    let now = fstatSync(this.handle.fd).size;
-    const alone = now === length + written.bytes;
-    const whole = written.bytes >= lead + data.length;
-    if (written.error !== undefined && alone) {
-      // A full disk: give its space back, keeping the records when they were written whole.
-      const keep = whole ? length + lead + data.length : length;
-      now = await this.handle.truncate(keep).then(
-        () => keep,
-        () => now,
+    const whole = written.bytes === bytes.length;
+    if (fstatSync(this.handle.fd).size === length + written.bytes) {
+      // Nobody else wrote meanwhile: back to as it was, or (the records whole) kept as written.
+      const keep = whole ? length + written.bytes : length;
+      const kept = await this.handle.truncate(keep).then(
+        () => true,
+        () => false,
       );
+      if (kept && whole) {
+        this.torn = false;
+        return;
+      }
+      if (kept) throw written.error;
     }
-    if (!whole) {
-      this.allocated = now;
-      if (now > length) this.dirty = now;
-      throw written.error;
-    }
-    this.size = alone ? length + lead + data.length : now;
-    this.allocated = now;
-    this.dirty = 0;
-  }
-
-  /**
-   * RESERVE_BYTES of room, or none on a disk with less than 64 times that free: the room must never
-   * be what fills a disk, not even for a moment (another program's write would fail meanwhile).
-   */
-  private room(): number {
-    try {
-      const disk = statfsSync(this.dir);
-      return disk.bavail * disk.bsize >= 64 * RESERVE_BYTES ? RESERVE_BYTES : 0;
-    } catch {
-      return 0;
-    }
+    if (written.bytes > 0) this.torn = true;
+    throw written.error;
   }
 
   /** How many appends wait for the next write. */
@@ -329,7 +291,8 @@ export class DeliveryLog {
     await this.closeFile();
     this.fileNo += 1;
     await this.openFile();
-    this.size = this.allocated = this.dirty = this.refusedBytes = 0;
+    this.refusedBytes = 0;
+    this.torn = false;
     const doomed = (await journalFiles(this.dir)).filter((n) => n <= this.fileNo - this.options.keepFiles);
     // A delivery not yet forwarded, or failed (for `resend`), moves to the new file before its file goes.
     const open = (id: string) => ['received', 'failed'].includes(this.statuses.get(id) ?? '');
@@ -358,18 +321,9 @@ export class DeliveryLog {
     await this.closeFile();
   }
 
-  /** Closes the file, first giving back the room nobody wrote after (a `resend` may have). */
   private async closeFile(): Promise<void> {
-    const { handle, appender } = this;
-    this.handle = this.appender = undefined;
-    if (!handle) return;
-    try {
-      if (fstatSync(handle.fd).size === this.allocated) await handle.truncate(this.size);
-    } catch {
-      // The room stays: empty lines, skipped by every reader.
-    } finally {
-      await handle.close();
-      await appender?.close();
-    }
+    const { handle } = this;
+    this.handle = undefined;
+    await handle?.close();
   }
 }
