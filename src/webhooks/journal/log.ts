@@ -13,7 +13,13 @@ import {
   parsesAsRecord,
   writeAll,
 } from './files.js';
-import type { DeliveryStatus, JournalRecord, PositionRecord, ReceivedRecord } from './records.js';
+import type {
+  DeliveryStatus,
+  JournalRecord,
+  PositionRecord,
+  ReceivedRecord,
+  StatusRecord,
+} from './records.js';
 
 /** Settings of a journal: rotation size and how many files are kept. */
 export interface JournalOptions {
@@ -22,9 +28,6 @@ export interface JournalOptions {
   /** Told about a torn last line or unreadable lines found on open. */
   warn?: (message: string) => void;
 }
-
-/** The longest a write waits for the records of the callers its last write released. */
-const GATHER_MS = 1;
 
 /** How many delivery ids are remembered for de-duplication (the newest ones). */
 const INDEX_CAP = 20_000;
@@ -36,6 +39,8 @@ const INDEX_CAP = 20_000;
  * appended, so the file is its lines and nothing else (no room reserved ahead, no empty lines).
  */
 const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | (DSYNC ?? 0);
+/** The same file for outcomes (`note`): appended at once, synced with the next group commit. */
+const NOTE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND;
 /** The most bytes of refused deliveries (bad signature, cross-site) one journal file keeps. */
 const REFUSED_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;
@@ -44,7 +49,6 @@ const NEWLINE = 0x0a;
 class Batch {
   readonly records: JournalRecord[] = [];
   text = '';
-  appends = 0;
   done!: () => void;
   fail!: (err: unknown) => void;
   /** Settles when the batch is on disk (or failed): one promise for all its callers. */
@@ -54,7 +58,6 @@ class Batch {
   });
 
   add(records: JournalRecord[]): void {
-    this.appends += 1;
     for (const r of records) {
       this.records.push(r);
       this.text += `${JSON.stringify(r)}\n`;
@@ -80,6 +83,12 @@ export class DeliveryLog {
   /** Verified deliveries by the signature of their body (`signatureKey`), and when they arrived. */
   private readonly signed = new BoundedMap<string, { id: string; at: string }>(INDEX_CAP);
   private handle: FileHandle | undefined;
+  private plain: FileHandle | undefined;
+  /** Outcome writes in progress (`note`), and whether a rotation waits for them to end. */
+  private readonly notes = new Set<Promise<unknown>>();
+  private rotating = false;
+  /** How many writes were cut short beside a group commit: that commit is then not counted on. */
+  private tears = 0;
   private fileNo = 1;
   /** Bytes of refused deliveries in the current file, and how many were refused and not journaled. */
   private refusedBytes = 0;
@@ -89,8 +98,6 @@ export class DeliveryLog {
   /** The records to write next, their lines, and the promise their callers wait on. */
   private next: Batch | undefined;
   private writing: Promise<void> | undefined;
-  /** Told when a record is queued while the writer waits for the next crowd. */
-  private queued: (() => void) | undefined;
 
   private constructor(
     readonly dir: string,
@@ -139,6 +146,7 @@ export class DeliveryLog {
   private async openFile(): Promise<void> {
     const path = fileName(this.dir, this.fileNo);
     this.handle = await open(path, WRITE_FLAGS, 0o600);
+    this.plain = await open(path, NOTE_FLAGS);
   }
 
   private apply(r: JournalRecord): void {
@@ -192,9 +200,38 @@ export class DeliveryLog {
   append(...records: JournalRecord[]): Promise<void> {
     const batch = (this.next ??= new Batch());
     batch.add(records);
-    this.queued?.();
     this.writing ??= this.drain();
     return batch.written;
+  }
+
+  /**
+   * Appends the outcome of a forward (what the handler answered) at once, beside a group commit in
+   * progress instead of after it; resolves when the line is in the file (a killed listener keeps it).
+   * It reaches the disk with the next group commit, at close, or with the system's writeback: only a
+   * delivery's receipt is promised on disk before its answer, and an outcome lost in a power cut makes
+   * its delivery forwarded once more (at least once, never lost). Why: BENCHMARKS.md, listen.
+   */
+  note(record: StatusRecord): Promise<void> {
+    const handle = this.plain;
+    if (!handle || this.rotating || this.torn) return this.append(record);
+    const line = Buffer.from(`${JSON.stringify(record)}\n`);
+    const done = writeAll(handle, line).then((written) => {
+      this.notes.delete(done);
+      if (written.error === undefined) return this.apply(record);
+      if (written.bytes > 0) {
+        // Part of a line: whatever is written next starts on a line of its own.
+        this.torn = true;
+        this.tears += 1;
+      }
+      throw written.error;
+    });
+    this.notes.add(done);
+    return done;
+  }
+
+  /** Waits until no outcome is being written (before the file is closed). */
+  private async settleNotes(): Promise<void> {
+    while (this.notes.size > 0) await Promise.allSettled([...this.notes]);
   }
 
   private async drain(): Promise<void> {
@@ -227,10 +264,9 @@ export class DeliveryLog {
         // ENOSPC, EIO, EROFS: nothing of the batch counts; what it wrote is covered by the next write.
         batch.fail(err);
       }
-      // Under load the callers of this batch come back at once with the next records (a sender's
-      // next delivery, the outcome of a forward): a moment's wait lets them share the next sync
-      // instead of each waiting for one in progress and then its own.
-      if (GATHER_MS > 0 && this.appended() < batch.appends) await this.gather(batch.appends);
+      // No wait for more records here: those that arrived during this write go together in the
+      // next (a wait of 1 ms on a busy machine held every write for a scheduler tick or more:
+      // BENCHMARKS.md, listen).
     }
     this.writing = undefined;
   }
@@ -244,7 +280,13 @@ export class DeliveryLog {
     if (!this.handle) throw new Error('The journal is closed.');
     const bytes = this.torn ? Buffer.concat([Buffer.from('\n'), data]) : data;
     const length = fstatSync(this.handle.fd).size;
+    const tears = this.tears;
     const written = await writeAll(this.handle, bytes);
+    if (written.error === undefined && tears !== this.tears) {
+      // An outcome was cut short meanwhile, perhaps before these records: none of them is counted on.
+      this.torn = true;
+      throw new Error('The journal could not be written (is the disk full?).');
+    }
     if (written.error === undefined) {
       this.torn = false;
       return;
@@ -267,27 +309,18 @@ export class DeliveryLog {
     throw written.error;
   }
 
-  /** How many appends wait for the next write. */
-  private appended(): number {
-    return this.next?.appends ?? 0;
-  }
-
-  /** Waits until `count` appends are queued or GATHER_MS passed. */
-  private gather(count: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.queued = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, GATHER_MS);
-      this.queued = () => {
-        if (this.appended() >= count) done();
-      };
-    });
-  }
-
   private async rotate(): Promise<void> {
+    // Outcomes wait for the group commit meanwhile: the file they would go to is being replaced.
+    this.rotating = true;
+    try {
+      await this.settleNotes();
+      await this.rotateFile();
+    } finally {
+      this.rotating = false;
+    }
+  }
+
+  private async rotateFile(): Promise<void> {
     await this.closeFile();
     this.fileNo += 1;
     await this.openFile();
@@ -318,12 +351,16 @@ export class DeliveryLog {
   /** Waits for pending writes and closes the file. */
   async close(): Promise<void> {
     while (this.writing) await this.writing;
+    await this.settleNotes();
+    // The outcomes noted since the last group commit.
+    await this.handle?.datasync().catch(() => undefined);
     await this.closeFile();
   }
 
   private async closeFile(): Promise<void> {
-    const { handle } = this;
-    this.handle = undefined;
+    const { handle, plain } = this;
+    this.handle = this.plain = undefined;
     await handle?.close();
+    await plain?.close();
   }
 }
