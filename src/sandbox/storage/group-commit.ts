@@ -197,6 +197,8 @@ export abstract class GroupCommit {
     } catch (error) {
       this.stepping = false;
       this.fail(group, error);
+      // Its caller hears the error itself: no request that began meanwhile fails with it.
+      this.failed.splice(this.failed.indexOf(group), 1);
     } finally {
       this.endLong();
     }

@@ -189,6 +189,8 @@ export class Deliveries {
           ? `no answer within ${this.options.timeoutMs} ms`
           : describe(outcome.error);
     await this.store.idle();
+    // Stopped meanwhile: the attempt is not recorded (the delivery stays pending for the next start).
+    if (this.closed) return { url, status: 'failed', response_status: status, error: 'the sandbox stopped' };
     const last = this.store
       .sql('SELECT COALESCE(MAX(attempt), 0) AS n FROM delivery_attempts WHERE delivery_id = ?')
       .get(d.id) as { n: number };
