@@ -16,7 +16,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CACHE_KIB } from '../build/sandbox/billing/sql-store.js';
+import { CACHE_KIB } from '../build/sandbox/storage/database.js';
 import { DATABASE_FILE, openDatabase } from '../build/sandbox/storage/database.js';
 import { developerToken } from './developer-token.js';
 import { httpClient } from './http.js';
@@ -70,7 +70,7 @@ function profile(i) {
 
 /** The same records, written durably in one transaction to a database of the same schema, without the logic. */
 async function floor(dataDir, answer) {
-  const db = await openDatabase(dataDir);
+  const { db, reader, lock } = await openDatabase(dataDir);
   db.exec(`PRAGMA cache_size = ${CACHE_KIB}`); // as the sandbox's connection
   const subs = new Map();
   for (const t of answer.transitions) subs.set(t.user_id, t);
@@ -127,7 +127,9 @@ async function floor(dataDir, answer) {
   fdatasyncSync(wal);
   closeSync(wal);
   const ms = performance.now() - started;
+  reader.close();
   db.close();
+  lock.close();
   return ms;
 }
 

@@ -6,12 +6,15 @@ import type { AppRecord, KeyRecord, Scope, UserRecord } from './storage/records.
 import type { Ledger } from './storage/ledger.js';
 import type { Deliveries } from './webhooks/dispatcher.js';
 import type { Relay } from './webhooks/fanout.js';
+import type { Streams } from './streams.js';
 
 /** What every handler may use: the state, deliveries, the relay, the clock and the public address. */
 export interface SandboxCore {
   ledger: Ledger;
   deliveries: Deliveries;
   relay: Relay;
+  /** Every open stream by the credential that opened it (closed when that credential is gone). */
+  streams: Streams;
   /** Business time, subscriptions over it, money, usage and revocation (docs/DECISIONS.md §5). */
   life: Life;
   rateLimiter: RateLimiter;

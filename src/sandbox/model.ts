@@ -176,5 +176,5 @@ export function revokeFamily(core: SandboxCore, family: string): void {
     // The spent refresh tokens stay, so that a second replay is recognised too.
     if (record.kind !== 'spent') core.ledger.commit({ op: 'token-', token: record.token });
   }
-  core.relay.close((l) => l.family === family);
+  // Its streams too: the stream registry hears every removal (src/sandbox/streams.ts).
 }

@@ -1,5 +1,6 @@
 import { DEFAULT_SANDBOX_PORT } from '../wire.js';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { DatabaseSync } from 'node:sqlite';
 import type { AddressInfo } from 'node:net';
 import { ConsoleRoom } from './console/room.js';
 import { newRequestId } from './console/request-log.js';
@@ -15,8 +16,10 @@ import { openLedger } from './storage/open-ledger.js';
 import { seedLedger } from './storage/seed.js';
 import { Deliveries } from './webhooks/dispatcher.js';
 import { Relay } from './webhooks/fanout.js';
+import { Streams } from './streams.js';
 
 export { FolderInUseError } from './storage/database.js';
+export { DamagedDataError } from './storage/folder-check.js';
 
 /** How to run the sandbox; only `dataDir` is required. */
 export interface SandboxOptions {
@@ -101,58 +104,40 @@ function describeSeed(core: SandboxCore): SandboxSeed {
   };
 }
 
-/** Starts the local marketplace on loopback, loading (or seeding) the state in `dataDir`. */
+/**
+ * Starts the local marketplace on loopback, loading (or seeding) the state in `dataDir`. The port is
+ * taken first: a start that cannot listen leaves the data folder as it was (none is made).
+ */
 export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
   const host = options.host ?? '127.0.0.1';
-  const { ledger, fresh } = await openLedger(options.dataDir, {
-    reset: options.reset,
-    log: options.notice ?? log,
-    onCommitError: (e) => log(`state write failed: ${String(e)}`),
+  let handle: (req: IncomingMessage, res: ServerResponse) => void = () => {};
+  const server = createServer((req, res) => handle(req, res));
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_SANDBOX_PORT, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
-  const relay = new Relay((appId) => ledger.history(appId));
-  const core = {
-    ledger,
-    relay,
-    deliveries: new Deliveries(ledger, relay, {
-      now,
-      backoffMs: options.deliveryBackoffMs ?? [1000, 2000, 4000, 8000, 16000],
-      timeoutMs: options.deliveryTimeoutMs ?? 10_000,
-      log,
-    }),
-    rateLimiter: new RateLimiter(now),
-    console: new ConsoleRoom({
-      db: ledger.db,
-      now,
-      siteUrl: () => core.siteUrl,
-      port: () => core.port,
-      saveToken: async (v) => {
-        ledger.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
-        await ledger.sync();
-      },
-    }),
-    now,
-    siteUrl: '',
-    port: 0,
-    authRequests: new Map(),
-    codes: new Map(),
-  } as Omit<SandboxCore, 'life'> as SandboxCore;
-  core.life = new Life(
-    core,
-    new SqlBillingStore(ledger.db, (text, ...params) => ledger.execute(text, ...params), ledger.cache),
-  );
-  if (fresh) seedLedger(core);
-  // Deliveries still owed from an earlier run are scheduled first, so that those the catch-up
-  // below creates are attempted once, by emit, and not a second time by resume.
-  core.deliveries.resume();
-  // Transitions that fell due while the sandbox was stopped happen now, in order.
-  core.life.start();
-  await ledger.sync();
-
-  // The handler is in place before listening, so no request can arrive unanswered.
+  // Until the state is loaded, a request waits (no request arrives unanswered).
+  const waiting: Array<() => void> = [];
+  handle = (req, res) => waiting.push(() => handle(req, res));
+  let core: SandboxCore;
+  try {
+    core = await openCore(options, now, log);
+  } catch (error) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw error;
+  }
+  core.port = (server.address() as AddressInfo).port;
+  core.siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${core.port}`;
+  const { ledger } = core;
   const listener = getRequestListener(sandboxApp(core).fetch);
-  const server = createServer((req, res) => {
+  handle = (req, res) => {
     res.setHeader('x-request-id', newRequestId());
     if (options.log !== undefined) {
       const started = performance.now();
@@ -161,23 +146,9 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
         log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
       });
     }
-    void listener(req, res);
-  });
-  server.keepAliveTimeout = 5_000;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? DEFAULT_SANDBOX_PORT, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (error) {
-    await ledger.close();
-    throw error;
-  }
-  core.port = (server.address() as AddressInfo).port;
-  core.siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${core.port}`;
+    afterAdvance(core, req, () => void listener(req, res));
+  };
+  for (const go of waiting.splice(0)) go();
   writeHolder(options.dataDir, core.siteUrl);
   const sweeper = setInterval(() => sweepCodes(core), 60_000);
   sweeper.unref();
@@ -202,7 +173,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
         core.life.stop();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         core.deliveries.close();
-        relay.closeAll();
+        core.streams.closeAll();
         server.closeIdleConnections();
         const grace = setTimeout(() => server.closeAllConnections(), 2_000);
         await stopped;
@@ -212,4 +183,70 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       return closing;
     },
   };
+}
+
+/**
+ * While the business clock is being advanced (one long transaction), reads are answered from the
+ * last committed state and every other request (a write) waits until the advance has ended.
+ */
+function afterAdvance(core: SandboxCore, req: IncomingMessage, go: () => void): void {
+  const busy = core.ledger.busy;
+  if (busy === undefined || req.method === 'GET' || req.method === 'HEAD') go();
+  else void busy.then(() => afterAdvance(core, req, go));
+}
+
+/** Opens the data folder and makes everything the handlers use. */
+async function openCore(options: SandboxOptions, now: () => number, log: (line: string) => void) {
+  const { ledger, fresh } = await openLedger(options.dataDir, {
+    reset: options.reset,
+    log: options.notice ?? log,
+    onCommitError: (e) => log(`state write failed: ${String(e)}`),
+  });
+  const streams = new Streams();
+  ledger.onCredentialGone = (gone) => streams.gone(gone);
+  const relay = new Relay((appId) => ledger.history(appId), streams);
+  const core = {
+    ledger,
+    relay,
+    streams,
+    deliveries: new Deliveries(ledger, relay, {
+      now,
+      backoffMs: options.deliveryBackoffMs ?? [1000, 2000, 4000, 8000, 16000],
+      timeoutMs: options.deliveryTimeoutMs ?? 10_000,
+      log,
+    }),
+    rateLimiter: new RateLimiter(now),
+    console: new ConsoleRoom({
+      // Its reads follow the ledger's (the last committed state while the clock is being advanced).
+      db: { prepare: (text: string) => ledger.readDb.prepare(text) } as DatabaseSync,
+      now,
+      siteUrl: () => core.siteUrl,
+      port: () => core.port,
+      saveToken: async (v) => {
+        ledger.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
+        await ledger.sync();
+      },
+    }),
+    now,
+    siteUrl: '',
+    port: 0,
+    authRequests: new Map(),
+    codes: new Map(),
+  } as Omit<SandboxCore, 'life'> as SandboxCore;
+  core.life = new Life(core, new SqlBillingStore(ledger));
+  try {
+    if (fresh) seedLedger(core);
+    // Deliveries still owed from an earlier run are scheduled first, so that those the catch-up
+    // below creates are attempted once, by emit, and not a second time by resume.
+    core.deliveries.resume();
+    // Transitions that fell due while the sandbox was stopped happen now, in order.
+    core.life.start();
+    await ledger.sync();
+  } catch (error) {
+    core.life.stop();
+    core.deliveries.close();
+    await ledger.close();
+    throw error;
+  }
+  return core;
 }

@@ -25,7 +25,9 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     'data-dir': Flags.string({
       description: 'where state persists (default: the platform data folder)/sandbox',
     }),
-    reset: Flags.boolean({ description: 'forget all state and seed afresh' }),
+    reset: Flags.boolean({
+      description: "seed afresh; the folder's earlier files are first moved into a before-reset-<time> folder inside it",
+    }),
     quiet: Flags.boolean({ char: 'q', description: 'do not log each request and delivery to stderr' }),
   };
 
@@ -33,7 +35,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     // Ctrl-C and SIGTERM are taken before anything is announced: whoever reads the announcement may signal at once.
     const signal = this.signal;
     const deps = await this.deps();
-    const { FolderInUseError, startSandbox } = await import('../../sandbox/start-sandbox.js');
+    const { DamagedDataError, FolderInUseError, startSandbox } = await import('../../sandbox/start-sandbox.js');
     const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
     let sandbox: Awaited<ReturnType<typeof startSandbox>>;
     try {
@@ -46,6 +48,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       });
     } catch (err) {
       if (err instanceof FolderInUseError) throw new MktError('sandbox_running', err.message, 1);
+      if (err instanceof DamagedDataError) throw new MktError('data_damaged', err.message, 1);
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new MktError(
           'port_in_use',

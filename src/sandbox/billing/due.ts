@@ -34,7 +34,14 @@ export function runDueTransition(
     store.putSubscription(next);
     return { transition: transition('expired', next, sub.status, at), next };
   }
-  const kind = sub.charges === 0 ? 'initial' : sub.next_kind === 'retry' ? 'retry' : 'renewal';
+  // Only the end of a trial is a first charge: a subscriber who never paid here (a seeded one, one
+  // forced active) renews.
+  const kind =
+    sub.next_kind === 'retry'
+      ? 'retry'
+      : sub.status === 'trialing' && sub.charges === 0
+        ? 'initial'
+        : 'renewal';
   const payment = charge(store, {
     app_id: sub.app_id,
     user_id: sub.user_id,
@@ -106,45 +113,53 @@ function dueBefore(a: Subscription, b: Subscription): boolean | undefined {
 }
 
 /**
- * Runs every transition due up to `until` (business ms), in time order, calling `each` as each one
- * happens (so the caller sends its events in that order). Due subscriptions are read in batches
- * (everything not in a batch is due after its last entry). A transition that makes its subscription
- * due again within the batch (a retry a day later can come before another user's renewal) puts it
- * back at its place; when its place is unknown (a tie whose creation order the store did not say)
- * the batch is read again.
+ * Runs the transitions of the first batch of those due up to `until` (business ms), in time order,
+ * calling `each` as each one happens (so the caller sends its events in that order); answers how many
+ * ran (0: nothing is due). Due subscriptions are read in batches (everything not in a batch is due
+ * after its last entry). A transition that makes its subscription due again within the batch (a retry
+ * a day later can come before another user's renewal) puts it back at its place; when its place is
+ * unknown (a tie whose creation order the store did not say) the batch ends there and is read again.
  */
-export function runDue(store: BillingStore, until: number, each: (t: Transition) => void): number {
+export function runDueBatch(store: BillingStore, until: number, each: (t: Transition) => void): number {
+  const batch = store.dueBatch(until, BATCH);
+  if (batch.length === 0) return 0;
+  const last = batch.at(-1)!;
   let count = 0;
-  for (let batch = store.dueBatch(until, BATCH); batch.length > 0; batch = store.dueBatch(until, BATCH)) {
-    const last = batch.at(-1)!;
-    for (let i = 0; i < batch.length; i++) {
-      const sub = batch[i]!;
-      const { transition, next: again } = runDueTransition(store, sub);
-      each(transition);
-      count += 1;
-      if (again.next_at === null) continue;
-      const inBatch = dueBefore(again, last);
-      if (inBatch === false) continue;
-      let place = i + 1;
-      let earlier = inBatch && dueBefore(batch[place]!, again);
-      while (earlier === true) earlier = dueBefore(batch[++place]!, again);
-      if (earlier === undefined) break;
-      batch.splice(place, 0, again);
-    }
+  for (let i = 0; i < batch.length; i++) {
+    const sub = batch[i]!;
+    const { transition, next: again } = runDueTransition(store, sub);
+    each(transition);
+    count += 1;
+    if (again.next_at === null) continue;
+    const inBatch = dueBefore(again, last);
+    if (inBatch === false) continue;
+    let place = i + 1;
+    let earlier = inBatch && dueBefore(batch[place]!, again);
+    while (earlier === true) earlier = dueBefore(batch[++place]!, again);
+    if (earlier === undefined) break;
+    batch.splice(place, 0, again);
   }
   return count;
 }
 
+/** Runs every transition due up to `until`, batch after batch (see {@link runDueBatch}). */
+export function runDue(store: BillingStore, until: number, each: (t: Transition) => void): number {
+  let count = 0;
+  for (let n = runDueBatch(store, until, each); n > 0; n = runDueBatch(store, until, each)) count += n;
+  return count;
+}
+
+/** What an advance asks for, checked before anything is written: where business time goes. */
+export interface AdvanceInput {
+  advance_ms?: number;
+  to?: number;
+}
+
 /**
- * Moves business time forward by `advanceMs`, or to `to` (later than now), running every transition
- * inside the skipped interval as if the time had passed. Refuses to go back.
+ * Where `input` takes business time from now: refused (nothing written) when it goes back, or past
+ * the one bound, 100 years ahead of real time ({@link BusinessClock.latest}).
  */
-export function advanceClock(
-  store: BillingStore,
-  clock: BusinessClock,
-  input: { advance_ms?: number; to?: number },
-  each: (t: Transition) => void,
-): { from: number; to: number; transitions: number } {
+export function advanceTarget(clock: BusinessClock, input: AdvanceInput): { from: number; target: number } {
   const from = clock.now();
   const target = input.to ?? from + (input.advance_ms ?? 0);
   if (target < from) {
@@ -154,9 +169,55 @@ export function advanceClock(
       `Business time only moves forward; ${new Date(target).toISOString()} is before now (${new Date(from).toISOString()}).`,
     );
   }
-  const transitions = runDue(store, target, each);
+  const latest = clock.latest();
+  if (!(target <= latest)) {
+    throw new BillingRefusal(
+      400,
+      'invalid_request',
+      `Business time goes at most 100 years ahead of real time (to ${new Date(latest).toISOString()}); this advance would take it past that.`,
+    );
+  }
+  return { from, target };
+}
+
+/** Sets the clock at the end of an advance. */
+function settle(clock: BusinessClock, input: AdvanceInput, from: number, target: number): void {
   // "advance 2d" leaves business time 2 days ahead of real time, however long the run took.
   if (input.to === undefined) clock.advanceBy(target - from);
   else clock.moveTo(target);
+}
+
+/**
+ * Moves business time forward by `advance_ms`, or to `to` (later than now), running every transition
+ * inside the skipped interval as if the time had passed. Refuses to go back or past the bound.
+ */
+export function advanceClock(
+  store: BillingStore,
+  clock: BusinessClock,
+  input: AdvanceInput,
+  each: (t: Transition) => void,
+): { from: number; to: number; transitions: number } {
+  const { from, target } = advanceTarget(clock, input);
+  const transitions = runDue(store, target, each);
+  settle(clock, input, from, target);
+  return { from, to: target, transitions };
+}
+
+/**
+ * {@link advanceClock} in steps: `step(fn)` runs `fn` (a check, a batch of transitions, the clock's
+ * new offset) and lets the event loop turn before the next (GroupCommit.long, which makes the whole
+ * one transaction).
+ */
+export async function advanceClockInSteps(
+  store: BillingStore,
+  clock: BusinessClock,
+  input: AdvanceInput,
+  each: (t: Transition) => void,
+  step: <R>(fn: () => R) => Promise<R>,
+): Promise<{ from: number; to: number; transitions: number }> {
+  const { from, target } = await step(() => advanceTarget(clock, input));
+  let transitions = 0;
+  for (let n = -1; n !== 0; transitions += n) n = await step(() => runDueBatch(store, target, each));
+  await step(() => settle(clock, input, from, target));
   return { from, to: target, transitions };
 }

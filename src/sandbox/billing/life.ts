@@ -5,7 +5,7 @@ import type { AppRecord, Scope, UserRecord } from '../storage/records.js';
 import type { EmitResult } from '../webhooks/dispatcher.js';
 import { accessDecision, entitlementView, type EntitlementView } from './access.js';
 import { BusinessClock } from './clock.js';
-import { advanceClock, runDue } from './due.js';
+import { advanceClockInSteps, runDue } from './due.js';
 import { forceStatus } from './force.js';
 import { cancel, changePlan, subscribe } from './lifecycle.js';
 import { BillingRefusal, type PaymentBehaviour, type SubStatus, type Transition } from './records.js';
@@ -77,9 +77,13 @@ export class Life {
     if (t.events.length > 0) this.send(t, true).catch(() => undefined);
   }
 
-  /** Runs every transition due by now (business time), sending its events. */
+  /**
+   * Runs every transition due by now (business time), sending its events; nothing while the clock
+   * is being advanced (the advance runs them, and reads meanwhile see the state before it).
+   */
   catchUp(): Transition[] {
     const out: Transition[] = [];
+    if (this.core.ledger.busy) return out;
     runDue(this.store, this.clock.now(), (t) => {
       out.push(t);
       this.sendInBackground(t);
@@ -91,22 +95,26 @@ export class Life {
     return { now: isoStamp(this.clock.now()), offset_s: Math.floor(this.clock.offsetMs() / 1000) };
   }
 
-  /** `POST /simulator/clock`: moves business time, running and listing every transition on the way. */
-  advance(input: { advance_s?: number; to?: string }) {
+  /**
+   * `POST /simulator/clock`: moves business time, running and listing every transition on the way,
+   * in one transaction written in steps (other requests read the state before it meanwhile); checked
+   * before anything is written, and all or nothing (docs/DECISIONS.md, the clock's advance).
+   */
+  async advance(input: { advance_s?: number; to?: number }) {
     const transitions: Transition[] = [];
-    const to = input.to === undefined ? undefined : Date.parse(input.to);
     try {
-      const moved = advanceClock(
-        this.store,
-        this.clock,
-        { advance_ms: input.advance_s === undefined ? undefined : input.advance_s * 1000, to },
-        (t) => {
-          transitions.push(t);
-          this.sendInBackground(t);
-        },
+      const moved = await this.core.ledger.long((step) =>
+        advanceClockInSteps(
+          this.store,
+          this.clock,
+          { advance_ms: input.advance_s === undefined ? undefined : input.advance_s * 1000, to: input.to },
+          (t) => {
+            transitions.push(t);
+            this.sendInBackground(t);
+          },
+          step,
+        ),
       );
-      // The transitions are written: their fsync runs while the route makes the answer.
-      this.core.ledger.commitNow();
       return { from: isoStamp(moved.from), ...this.clockView(), transitions };
     } catch (e) {
       throw apiError(e);
@@ -263,9 +271,8 @@ export class Life {
     const user = this.testUser(app, userId);
     const tokens = this.store.userTokens(app.id, user.id);
     const scopes = [...new Set(tokens.flatMap((t) => t.scopes))].sort() as Scope[];
-    const families = new Set(tokens.map((t) => t.family));
+    // Each removal ends the streams its grant opened (src/sandbox/streams.ts).
     for (const t of tokens) this.core.ledger.commit({ op: 'token-', token: t.token });
-    this.core.relay.close((l) => l.family !== undefined && families.has(l.family));
     const sent = this.core.deliveries.emit(app, 'user.revoked', { user_id: user.id, app_id: app.id, scopes });
     return { user, scopes, tokens: tokens.filter((t) => t.kind !== 'spent').length, sent };
   }

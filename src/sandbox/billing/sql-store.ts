@@ -1,4 +1,4 @@
-import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { isoStamp } from '../ids.js';
 import type { OffsetStore } from './clock.js';
 import type { RowCache } from '../storage/row-cache.js';
@@ -16,8 +16,8 @@ import type {
 
 type Row = Record<string, SQLInputValue>;
 
-/** SQLite's page cache for the sandbox's connection, in KiB (negative: a size, not a page count). */
-export const CACHE_KIB = -65_536;
+
+
 
 /** The fields of a subscription in its row's column order. */
 const SUB_FIELDS: ReadonlyArray<keyof Subscription> = [
@@ -89,27 +89,24 @@ function subFromRow(r: Row): Subscription {
  * commit or roll back with the request that made them.
  */
 export class SqlBillingStore implements BillingStore, OffsetStore {
-  private readonly statements = new Map<string, StatementSync>();
   /** The UPDATE of each set of changed columns (a bit per index in SUB_COLUMNS). */
   private readonly updates = new Map<number, { text: string; fields: number[] }>();
 
   constructor(
-    private readonly db: DatabaseSync,
-    private readonly execute: (text: string, ...params: SQLInputValue[]) => void,
-    private readonly cache: RowCache,
-  ) {
-    // A year of renewals over 10,000 users is one transaction touching every subscription a dozen
-    // times: with SQLite's default 2 MB page cache it spills and re-reads pages (BENCHMARKS.md).
-    db.exec(`PRAGMA cache_size = ${CACHE_KIB}`);
-  }
+    /** The ledger's statements, cache and writes (so that billing reads what the ledger's reads see). */
+    private readonly ledger: {
+      sql(text: string): StatementSync;
+      readonly cache: RowCache;
+      execute(text: string, ...params: SQLInputValue[]): void;
+    },
+  ) {}
 
   private sql(text: string): StatementSync {
-    let s = this.statements.get(text);
-    if (s === undefined) {
-      s = this.db.prepare(text);
-      this.statements.set(text, s);
-    }
-    return s;
+    return this.ledger.sql(text);
+  }
+
+  private get cache(): RowCache {
+    return this.ledger.cache;
   }
 
   private one(text: string, ...params: SQLInputValue[]): Row | undefined {
@@ -117,7 +114,7 @@ export class SqlBillingStore implements BillingStore, OffsetStore {
   }
 
   private run(text: string, ...params: SQLInputValue[]): void {
-    this.execute(text, ...params);
+    this.ledger.execute(text, ...params);
   }
 
   /** Gives subscriptions from an earlier sandbox their next transition (see CARRY_FORWARD_SQL). */

@@ -12,6 +12,7 @@ import {
   RecordsQueryError,
   streamRequests,
 } from './records-api.js';
+import { credentialOf, writeOpen } from '../streams.js';
 
 /** Runs a records query, its refusals turned into the sandbox's one error. */
 function answer<T>(work: () => T): T {
@@ -110,7 +111,7 @@ export const consoleApi = new Hono<SandboxEnv>()
           'content-type': 'text/event-stream; charset=utf-8',
           'cache-control': 'no-store',
         });
-      res.write(text);
+      writeOpen(res, text);
     };
     const stop = answer(() =>
       streamRequests(
@@ -122,5 +123,7 @@ export const consoleApi = new Hono<SandboxEnv>()
       ),
     );
     res.on('close', stop);
+    // Ends when the credential that opened it is gone, as the relay does (src/sandbox/streams.ts).
+    c.get('core').streams.add(res, { kind: 'log', appId: app.id, ...credentialOf(c.get('principal')) });
     return RESPONSE_ALREADY_SENT;
   });

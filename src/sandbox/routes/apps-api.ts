@@ -91,7 +91,6 @@ export const appsApi = new Hono<SandboxEnv>()
   .delete('/apps/:app_id', noQuery, (c) => {
     const app = routeApp(c);
     c.get('core').ledger.commit({ op: 'app-', id: app.id });
-    c.get('core').relay.close((l) => l.appId === app.id);
     return c.body(null, 204);
   })
   // Rotates the client secret and shows it once; the app's streams close.
@@ -99,7 +98,7 @@ export const appsApi = new Hono<SandboxEnv>()
     const app = routeApp(c);
     const next: AppRecord = { ...app, client_secret: newClientSecret() };
     c.get('core').ledger.commit({ op: 'app', v: next });
-    c.get('core').relay.close((l) => l.appId === app.id);
+    c.get('core').streams.close((o) => o.appId === app.id);
     return c.json({ ...appView(next), client_secret: next.client_secret }, 200);
   })
   .get('/apps/:app_id/webhook-secret', noQuery, (c) =>
@@ -111,6 +110,6 @@ export const appsApi = new Hono<SandboxEnv>()
     const app = routeApp(c);
     const next = { ...app, webhook_secret: newWebhookSecret() };
     c.get('core').ledger.commit({ op: 'app', v: next });
-    c.get('core').relay.close((l) => l.appId === app.id);
+    c.get('core').streams.close((o) => o.kind === 'relay' && o.appId === app.id);
     return c.json({ webhook_secret: next.webhook_secret }, 200);
   });

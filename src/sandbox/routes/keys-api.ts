@@ -41,7 +41,7 @@ export const keysApi = new Hono<SandboxEnv>()
     if (!key || key.app_id !== app.id) {
       throw new SandboxApiError(404, 'not_found', `No key "${c.req.param('key_id')}".`);
     }
+    // Its streams end with it (the stream registry hears the removal: src/sandbox/streams.ts).
     c.get('core').ledger.commit({ op: 'key-', id: key.id });
-    c.get('core').relay.close((l) => l.keyId === key.id);
     return c.body(null, 204);
   });

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../wire.js';
+import { MAX_AHEAD_MS, parseBusinessTime } from '../billing/clock.js';
 import { apiError } from '../billing/life.js';
 import { PAYMENT_BEHAVIOURS } from '../billing/records.js';
 import { enactEvent } from '../billing/simulated.js';
@@ -46,21 +47,25 @@ export const lifeApi = new Hono<SandboxEnv>()
     c.get('core').life.catchUp();
     return c.json(c.get('core').life.clockView(), 200);
   })
-  // Business time moves forward; every transition on the way happens, in order, and is listed.
+  // Business time moves forward; every transition on the way happens, in order, and is listed. Both
+  // inputs are checked before anything is written, against one bound (100 years past real time).
   .post(
     '/simulator/clock',
     noQuery,
-    jsonBody(z.strictObject({ advance_s: int(1, 100 * 366 * 86_400).optional(), to: text(40).optional() })),
-    (c) => {
+    jsonBody(z.strictObject({ advance_s: int(1, MAX_AHEAD_MS / 1000).optional(), to: text(40).optional() })),
+    async (c) => {
       requireTestMode(c.get('principal'));
       const input = c.get('body');
       if ((input.advance_s === undefined) === (input.to === undefined)) {
         throw invalidRequest('Send either "advance_s" (seconds) or "to" (an ISO 8601 time).');
       }
-      if (input.to !== undefined && Number.isNaN(Date.parse(input.to))) {
-        throw invalidRequest('Field "to" must be an ISO 8601 time.');
+      const to = input.to === undefined ? undefined : parseBusinessTime(input.to);
+      if (input.to !== undefined && to === undefined) {
+        throw invalidRequest(
+          'Field "to" must be a real ISO 8601 date or time with a four-digit year, such as 2027-01-31 or 2027-01-31T00:00:00Z.',
+        );
       }
-      return c.json(c.get('core').life.advance(input), 200);
+      return c.json(await c.get('core').life.advance({ advance_s: input.advance_s, to }), 200);
     },
   )
   .get(

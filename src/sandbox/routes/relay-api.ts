@@ -5,6 +5,7 @@ import { routeApp } from '../http/auth.js';
 import type { SandboxEnv } from '../http/env.js';
 import { invalidRequest } from '../http/problem.js';
 import { query } from '../http/schemas.js';
+import { credentialOf } from '../streams.js';
 
 /**
  * The relay (Server-Sent Events), resuming after `Last-Event-ID` (or the `lastEventId` query
@@ -24,9 +25,8 @@ export const relayApi = new Hono<SandboxEnv>().get(
       }
       lastEventId = Number(header.trim());
     }
-    const p = c.get('principal');
-    const owner = p.kind === 'key' ? { keyId: p.key.id } : { family: p.family };
-    void c.get('core').relay.subscribe(c.env.outgoing, { appId: app.id, ...owner }, lastEventId);
+    const owner = { appId: app.id, ...credentialOf(c.get('principal')) };
+    void c.get('core').relay.subscribe(c.env.outgoing, owner, lastEventId);
     return RESPONSE_ALREADY_SENT;
   },
 );

@@ -1,6 +1,17 @@
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
+import { checkDatabaseFile, checkRows, checkSchema, damageOf } from './folder-check.js';
 import { MIGRATIONS } from './migrations.js';
 
 /** Files are the owner's alone, whatever the umask (docs/DECISIONS.md, durability). */
@@ -67,32 +78,80 @@ export function claimFolder(dataDir: string): string | undefined {
   return `The data folder ${dataDir} was writable by others (mode ${mode.toString(8)}); it is now 0700.`;
 }
 
+/** The file whose lock says which process holds the folder (an empty SQLite database). */
+export const LOCK_FILE = 'sandbox.lock';
+/** SQLite's page cache for the writer connection, in KiB (negative: a size, not a page count). */
+export const CACHE_KIB = -65_536;
+
+/** The connections to a data folder's database: the writer, a read-only reader, and the folder's lock. */
+export interface Connections {
+  db: DatabaseSync;
+  reader: DatabaseSync;
+  lock: DatabaseSync;
+}
+
 /**
- * Opens the folder's database for this process alone: WAL with `synchronous=NORMAL` (the ledger
- * fsyncs the WAL itself before it acknowledges anything: see Ledger), exclusive locking
- * (the lock is the operating system's, so a killed sandbox never blocks the next start), and the
- * schema brought up to date. A second sandbox on the folder gets {@link FolderInUseError}.
+ * Takes the folder's lock: an exclusive lock on {@link LOCK_FILE}, the operating system's (so a killed
+ * sandbox never blocks the next start), held until the process ends or closes it. A second sandbox
+ * gets {@link FolderInUseError}. Answers the lock and whether its file was made now.
  */
-export async function openDatabase(dataDir: string): Promise<DatabaseSync> {
-  const path = join(dataDir, DATABASE_FILE);
+export async function takeLock(dataDir: string): Promise<{ lock: DatabaseSync; made: boolean }> {
+  const path = join(dataDir, LOCK_FILE);
+  const made = !existsSync(path);
   closeSync(openSync(path, 'a', FILE_MODE));
-  chmodSync(path, FILE_MODE);
   const { DatabaseSync } = await loadSqlite();
-  const db = new DatabaseSync(path);
+  const lock = new DatabaseSync(path);
   try {
-    db.exec('PRAGMA busy_timeout = 0; PRAGMA locking_mode = EXCLUSIVE');
-    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF');
-    // Takes the exclusive lock now, not at the first write.
-    db.exec('BEGIN IMMEDIATE; COMMIT');
+    lock.exec('PRAGMA busy_timeout = 0; PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT');
   } catch (error) {
-    db.close();
+    lock.close();
+    if (made) rmSync(path, { force: true });
     if ((error as { errcode?: number }).errcode === SQLITE_BUSY || /locked|busy/i.test(String(error))) {
       throw new FolderInUseError(dataDir, readHolder(dataDir));
     }
     throw error;
   }
-  migrate(db);
-  return db;
+  return { lock, made };
+}
+
+/**
+ * Opens the folder's database for this process alone (see {@link takeLock}): checked first (a
+ * damaged or foreign file is refused before anything in it changes: folder-check.ts), then WAL with
+ * `synchronous=NORMAL` (the ledger fsyncs the WAL itself before it acknowledges anything: see
+ * GroupCommit) and the schema brought up to date; with a read-only second connection that sees the
+ * last committed state while the writer is in a long transaction.
+ */
+export async function openDatabase(dataDir: string): Promise<Connections> {
+  const { lock, made } = await takeLock(dataDir);
+  const path = join(dataDir, DATABASE_FILE);
+  try {
+    checkDatabaseFile(path);
+    const { DatabaseSync } = await loadSqlite();
+    closeSync(openSync(path, 'a', FILE_MODE));
+    const db = new DatabaseSync(path);
+    try {
+      checkSchema(DatabaseSync, db, path);
+      chmodSync(path, FILE_MODE);
+      try {
+        db.exec('PRAGMA busy_timeout = 1000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL');
+        db.exec(`PRAGMA foreign_keys = OFF; PRAGMA cache_size = ${CACHE_KIB}`);
+      } catch (error) {
+        throw damageOf(path, error);
+      }
+      migrate(db);
+      checkRows(db, path);
+      const reader = new DatabaseSync(path, { readOnly: true });
+      reader.exec('PRAGMA busy_timeout = 1000');
+      return { db, reader, lock };
+    } catch (error) {
+      if (db.isOpen) db.close();
+      throw error;
+    }
+  } catch (error) {
+    lock.close();
+    if (made) rmSync(join(dataDir, LOCK_FILE), { force: true });
+    throw error;
+  }
 }
 
 /** Applies every migration past the database's `user_version`, each in one transaction. */

@@ -1,7 +1,5 @@
-import { closeSync, fdatasync, openSync } from 'node:fs';
-import { join } from 'node:path';
-import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
-import { DATABASE_FILE } from './database.js';
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import type { CredentialGone } from '../streams.js';
 import { DeliveryHistory } from './delivery-history.js';
 import type {
   AppRecord,
@@ -17,57 +15,30 @@ import type {
   UserRecord,
 } from './records.js';
 import { applyChange } from './apply-change.js';
-import { RowCache } from './row-cache.js';
+import { GroupCommit } from './group-commit.js';
 import * as rows from './rows.js';
 import type { Row } from './rows.js';
-
 import { KEPT_DELIVERIES } from './apply-change.js';
-
-/** One transaction shared by the requests that wrote in the same turn of the event loop. */
-interface Group {
-  id: number;
-  done: Promise<void>;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-function newGroup(id: number): Group {
-  const group = { id } as Group;
-  group.done = new Promise<void>((resolve, reject) => Object.assign(group, { resolve, reject }));
-  group.done.catch(() => {}); // a group nobody waits for (background work) fails quietly here
-  return group;
-}
 
 const NO_SEED: SeedIds = { developer_id: '', app_id: '', test_key_id: '', live_key_id: '', user_ids: [] };
 
 /**
- * All marketplace state, in SQLite. Every change goes through {@link commit}, which opens a
- * transaction if none is open; the transaction commits on the next turn of the event loop, so the
- * requests of one turn share one fsync (group commit). A request answers only after {@link sync},
- * which waits for its own group: a 2xx means committed, and a group that fails (a full disk) is
- * rolled back whole and fails every request in it (docs/DECISIONS.md, durability).
+ * All marketplace state, in SQLite: what the rooms read, and every change, written through
+ * {@link commit} in the transactions of {@link GroupCommit} (group commit, long transactions).
  */
-export class Ledger {
-  private readonly statements = new Map<string, StatementSync>();
+export class Ledger extends GroupCommit {
   private readonly histories = new Map<string, DeliveryHistory>();
-  /** The open transaction: every change since it began, committed together (group commit). */
-  private group: Group | undefined;
-  /** Committed groups waiting for the fsync of the write-ahead log. */
-  private unsynced: Group[] = [];
-  private syncing = false;
-  private walFd: number | undefined;
-  private lastGroupId = 0;
-  /** Groups not yet on disk, and the latest that failed. */
-  private readonly unsettled = new Set<Group>();
-  private readonly failed: Group[] = [];
   /** Each app's newest sequence number at open: everything on disk then counts as offered. */
   private readonly seqsAtOpen = new Map<string, number>();
 
   constructor(
-    readonly db: DatabaseSync,
-    readonly dataDir: string,
-    private readonly onCommitError: (error: unknown) => void,
+    db: DatabaseSync,
+    reader: DatabaseSync,
+    lock: DatabaseSync,
+    dataDir: string,
+    onCommitError: (error: unknown) => void,
   ) {
+    super(db, reader, lock, dataDir, onCommitError);
     for (const r of db.prepare('SELECT app_id, last_seq FROM delivery_seqs').all() as Row[])
       this.seqsAtOpen.set(r.app_id as string, Number(r.last_seq));
   }
@@ -80,125 +51,9 @@ export class Ledger {
     return (this.sql(text).all(...params) as Row[]).map((r) => r.id as string);
   }
 
-  /** The first group a request that starts now can write to: pass it to {@link settled} when it ends. */
-  mark(): number {
-    return this.group?.id ?? this.lastGroupId + 1;
-  }
-
-  /**
-   * Resolves once every group from `from` on (a request's {@link mark}) that exists now is committed
-   * and on disk; rejects if one of them was rolled back (a full disk), so no 2xx ever covers it.
-   */
-  async settled(from: number): Promise<void> {
-    await Promise.all([...this.unsettled, ...this.failed].filter((g) => g.id >= from).map((g) => g.done));
-  }
-
   /** Applies a change inside the open group's transaction (opening one if needed). */
   commit(change: Change): void {
     this.inGroup(() => this.write(change));
-  }
-
-  /** Runs one statement on a room's own tables (billing) inside the open group's transaction, like a change. */
-  execute(text: string, ...params: SQLInputValue[]): void {
-    this.inGroup(() => this.sql(text).run(...params));
-  }
-
-  private inGroup(write: () => void): void {
-    let group = this.group;
-    if (group === undefined) {
-      this.db.exec('BEGIN IMMEDIATE');
-      group = this.group = newGroup(++this.lastGroupId);
-      this.unsettled.add(group);
-      const opened = group;
-      // At the end of this turn; while an fsync runs, once it is done (see syncWal).
-      setImmediate(() => {
-        if (!this.syncing) this.flush(opened);
-      });
-    }
-    try {
-      write();
-    } catch (error) {
-      this.fail(group, error);
-      throw error;
-    }
-  }
-
-  /**
-   * Commits the group, then makes it durable: the write-ahead log is fsync'd off the event loop
-   * before any request of the group is answered. A group opened while an fsync runs stays open until
-   * that fsync is done, so everything written meanwhile shares one commit and the next fsync (fewer,
-   * larger commits: each page is written to the log once, and SQLite's checkpoints, which block the
-   * event loop, come less often). On failure the group is rolled back and every request in it fails.
-   */
-  private flush(group: Group): void {
-    if (this.group !== group) return;
-    this.group = undefined;
-    try {
-      this.db.exec('COMMIT');
-    } catch (error) {
-      this.group = group;
-      this.fail(group, error);
-      this.onCommitError(error);
-      return;
-    }
-    this.unsynced.push(group);
-    if (!this.syncing) void this.syncWal();
-  }
-
-  private async syncWal(): Promise<void> {
-    this.syncing = true;
-    while (this.unsynced.length > 0) {
-      const groups = this.unsynced.splice(0);
-      try {
-        this.walFd ??= openSync(join(this.dataDir, `${DATABASE_FILE}-wal`), 'r');
-        await new Promise<void>((resolve, reject) =>
-          fdatasync(this.walFd!, (e) => (e ? reject(e) : resolve())),
-        );
-        for (const g of groups) {
-          this.unsettled.delete(g);
-          g.resolve();
-        }
-      } catch (error) {
-        for (const g of groups) this.failGroup(g, error);
-        this.onCommitError(error);
-      }
-      if (this.group !== undefined) this.flush(this.group);
-    }
-    this.syncing = false;
-  }
-
-  private fail(group: Group, error: unknown): void {
-    if (this.group !== group) return;
-    this.group = undefined;
-    try {
-      this.db.exec('ROLLBACK');
-    } catch {
-      // SQLite may have rolled back by itself (a full disk).
-    }
-    this.cache.clear();
-    this.failGroup(group, error);
-  }
-
-  /** A failed group is remembered a while, so that a request still running learns of it. */
-  private failGroup(group: Group, error: unknown): void {
-    this.unsettled.delete(group);
-    this.failed.push(group);
-    if (this.failed.length > 100) this.failed.shift();
-    group.reject(error);
-  }
-
-  /**
-   * Commits the open group now rather than at the end of the turn, so that its fsync runs while the
-   * caller still works (a year's advance makes its 32 MB answer meanwhile). Its requests still answer
-   * only once it is on disk.
-   */
-  commitNow(): void {
-    if (this.group !== undefined && !this.syncing) this.flush(this.group);
-  }
-
-  /** Resolves once every change so far is committed and on disk; rejects if its group failed. */
-  sync(): Promise<void> {
-    return this.settled(this.group?.id ?? this.lastGroupId);
   }
 
   /** Applies an earlier version's changes in one transaction (a first start on an old folder). */
@@ -215,19 +70,20 @@ export class Ledger {
       this.seqsAtOpen.set(r.app_id as string, Number(r.last_seq));
   }
 
-  /** Commits what is open, waits until it is durable, and closes the database. */
-  async close(): Promise<void> {
-    try {
-      if (this.group) this.flush(this.group);
-      while (this.syncing) await new Promise((resolve) => setImmediate(resolve));
-    } finally {
-      if (this.walFd !== undefined) closeSync(this.walFd);
-      this.db.close();
-    }
-  }
+  /** Hears every change that ends a credential (the stream registry closes what it opened). */
+  onCredentialGone: (gone: CredentialGone) => void = () => {};
 
   private write(change: Change): void {
+    const gone: CredentialGone | undefined =
+      change.op === 'key-'
+        ? { keyId: change.id }
+        : change.op === 'app-'
+          ? { appId: change.id }
+          : change.op === 'token-'
+            ? { family: this.token(change.token)?.family }
+            : undefined;
     applyChange(this, change);
+    if (gone !== undefined) this.onCredentialGone(gone);
     // The cache holds only what is unchanged: a written row is forgotten (a key, looked up by its
     // secret, and a removal that reaches into other tables empty it).
     if (change.op === 'plan') {
@@ -249,22 +105,6 @@ export class Ledger {
   forgetPlan(appId: string, planId: string): void {
     this.cache.forget('plan', appId, planId);
     this.cache.forget('planRecord', appId, planId);
-  }
-
-  /**
-   * The rows every authenticated request looks up (its key or token's user and app), and billing's
-   * (subscriptions, plans, payment behaviours): see {@link RowCache}.
-   */
-  readonly cache = new RowCache();
-
-  /** A prepared statement (kept: each text is prepared once). */
-  sql(text: string): StatementSync {
-    let s = this.statements.get(text);
-    if (s === undefined) {
-      s = this.db.prepare(text);
-      this.statements.set(text, s);
-    }
-    return s;
   }
 
   /** Forgets what memory holds of a deleted app. */

@@ -1,19 +1,25 @@
-import type { DatabaseSync } from 'node:sqlite';
-import { claimFolder, openDatabase } from './database.js';
+import { mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { claimFolder, LOCK_FILE, openDatabase, takeLock } from './database.js';
 import { Ledger } from './ledger.js';
 import { earlierFiles, IMPORTED_SUFFIX, readEarlierChanges, setAsideEarlierFiles } from './log-import.js';
 
-/** How to open a data folder; `log` receives the lines a developer should see (import, tightening). */
+/** How to open a data folder; `log` receives the lines a developer should see (import, tightening, reset). */
 export interface OpenLedgerOptions {
   reset?: boolean;
   log: (line: string) => void;
   onCommitError: (error: unknown) => void;
 }
 
+/** The folders a reset keeps the earlier files in, inside the data folder. */
+const KEPT_PREFIX = 'before-reset-';
+
 /**
  * Opens the ledger of `dataDir` for this process alone: the folder made the owner's, the database
- * locked and migrated, and an earlier version's files imported in one transaction (then renamed,
- * never deleted). Answers `fresh: true` when there is nothing yet to load (seed it).
+ * checked, locked and migrated, and an earlier version's files imported in one transaction (then
+ * renamed, never deleted). With `reset`, the folder's files are first moved into a folder of their
+ * own inside it (a damaged database too), under the folder's lock. Answers `fresh: true` when there
+ * is nothing yet to load (seed it).
  */
 export async function openLedger(
   dataDir: string,
@@ -21,13 +27,16 @@ export async function openLedger(
 ): Promise<{ ledger: Ledger; fresh: boolean }> {
   const tightened = claimFolder(dataDir);
   if (tightened !== undefined) options.log(tightened);
-  const db = await openDatabase(dataDir);
-  if (options.reset) wipe(db);
-  const ledger = new Ledger(db, dataDir, options.onCommitError);
+  if (options.reset) {
+    const kept = await keepAside(dataDir);
+    if (kept !== undefined) options.log(`Reset: the earlier files of ${dataDir} are kept in ${kept}.`);
+  }
+  const { db, reader, lock } = await openDatabase(dataDir);
+  const ledger = new Ledger(db, reader, lock, dataDir, options.onCommitError);
   const earlier = earlierFiles(dataDir);
   if (earlier.length > 0) {
-    if (options.reset || ledger.seed.app_id !== '') {
-      // A reset forgets them; after an import that committed, only the renaming was left to do.
+    if (ledger.seed.app_id !== '') {
+      // After an import that committed, only the renaming was left to do.
       setAsideEarlierFiles(dataDir);
     } else {
       const changes = readEarlierChanges(dataDir);
@@ -42,12 +51,21 @@ export async function openLedger(
   return { ledger, fresh: ledger.seed.app_id === '' };
 }
 
-/** Empties every table (the lock stays held: a reset never pulls the folder from under another sandbox). */
-function wipe(db: DatabaseSync): void {
-  const tables = db
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
-    .all() as Array<{ name: string }>;
-  db.exec('BEGIN IMMEDIATE');
-  for (const { name } of tables) db.exec(`DELETE FROM "${name}"`);
-  db.exec('COMMIT');
+/**
+ * Moves every file of the folder (but its lock and what earlier resets kept) into a new folder
+ * `before-reset-<time>` inside it, holding the lock meanwhile (a reset never pulls the folder from
+ * under another sandbox). Answers that folder, or undefined when there was nothing to keep.
+ */
+async function keepAside(dataDir: string): Promise<string | undefined> {
+  const names = readdirSync(dataDir).filter((n) => n !== LOCK_FILE && !n.startsWith(KEPT_PREFIX));
+  if (names.length === 0) return undefined;
+  const { lock } = await takeLock(dataDir);
+  try {
+    const kept = join(dataDir, `${KEPT_PREFIX}${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    mkdirSync(kept, { mode: 0o700 });
+    for (const name of names) renameSync(join(dataDir, name), join(kept, name));
+    return kept;
+  } finally {
+    lock.close();
+  }
 }

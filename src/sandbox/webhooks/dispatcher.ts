@@ -29,6 +29,11 @@ export interface EmitResult {
  * answer among them). A POST a request waits for (a triggered event, a resend) goes at once.
  */
 const MAX_IN_FLIGHT = 8;
+/**
+ * How many of those places one destination (a webhook URL) may hold: a receiver that hangs keeps
+ * at most these, and every other app's and URL's deliveries go on through the rest.
+ */
+export const MAX_PER_DESTINATION = 4;
 
 /** The clock, the retry schedule and where to log attempts. */
 export interface DeliveryOptions {
@@ -46,9 +51,13 @@ export interface DeliveryOptions {
 export class Deliveries {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inFlight = new Set<AbortController>();
-  /** Background POSTs waiting for one of the {@link MAX_IN_FLIGHT} places, first come first served. */
-  private readonly waiting: Array<() => void> = [];
+  /**
+   * Background POSTs waiting for one of the {@link MAX_IN_FLIGHT} places, first come first served
+   * among those whose destination holds fewer than {@link MAX_PER_DESTINATION}.
+   */
+  private readonly waiting: Array<{ url: string; go: () => void }> = [];
   private posting = 0;
+  private readonly perDestination = new Map<string, number>();
   private closed = false;
 
   constructor(
@@ -123,6 +132,8 @@ export class Deliveries {
     this.options.log(
       `delivery ${d.id} ${d.event} attempt ${p.attempt} -> ${p.url} ${result.response_status ?? result.error}`,
     );
+    // It reads what it writes: while the clock is being advanced, after the advance.
+    await this.store.idle();
     // Stopping mid-attempt leaves the delivery pending: the next start sends it again.
     if (this.closed || this.store.pending(d.id) === undefined) return result;
     const wait = this.options.backoffMs[p.attempt - 1];
@@ -150,8 +161,8 @@ export class Deliveries {
     // A place is handed from the POST that ends to the first one waiting; close() wakes the waiting
     // without one.
     if (background) {
-      if (this.posting < MAX_IN_FLIGHT) this.posting++;
-      else await new Promise<void>((resolve) => this.waiting.push(resolve));
+      if (this.hasPlace(url)) this.take(url);
+      else await new Promise<void>((resolve) => this.waiting.push({ url, go: resolve }));
       if (this.closed) return { url, status: 'failed', response_status: null, error: 'the sandbox stopped' };
     }
     const controller = new AbortController();
@@ -166,7 +177,7 @@ export class Deliveries {
     });
     clearTimeout(timer);
     this.inFlight.delete(controller);
-    if (background) this.release();
+    if (background) this.release(url);
     const status = outcome.response_status;
     const ok = status !== null && status >= 200 && status < 300;
     const error =
@@ -177,8 +188,11 @@ export class Deliveries {
         : controller.signal.aborted
           ? `no answer within ${this.options.timeoutMs} ms`
           : describe(outcome.error);
-    const last = this.store.db
-      .prepare('SELECT COALESCE(MAX(attempt), 0) AS n FROM delivery_attempts WHERE delivery_id = ?')
+    await this.store.idle();
+    // Stopped meanwhile: the attempt is not recorded (the delivery stays pending for the next start).
+    if (this.closed) return { url, status: 'failed', response_status: status, error: 'the sandbox stopped' };
+    const last = this.store
+      .sql('SELECT COALESCE(MAX(attempt), 0) AS n FROM delivery_attempts WHERE delivery_id = ?')
       .get(d.id) as { n: number };
     this.store.recordAttempt({
       delivery_id: d.id,
@@ -193,10 +207,30 @@ export class Deliveries {
     return { url, status: ok ? 'delivered' : 'failed', response_status: status, error };
   }
 
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.posting--;
+  private hasPlace(url: string): boolean {
+    return this.posting < MAX_IN_FLIGHT && (this.perDestination.get(url) ?? 0) < MAX_PER_DESTINATION;
+  }
+
+  private take(url: string): void {
+    this.posting++;
+    this.perDestination.set(url, (this.perDestination.get(url) ?? 0) + 1);
+  }
+
+  /** Gives the place back, and hands free places to the first waiting POSTs whose destination has room. */
+  private release(url: string): void {
+    this.posting--;
+    const left = this.perDestination.get(url)! - 1;
+    if (left === 0) this.perDestination.delete(url);
+    else this.perDestination.set(url, left);
+    for (let i = 0; i < this.waiting.length && this.posting < MAX_IN_FLIGHT; ) {
+      const w = this.waiting[i]!;
+      if (!this.hasPlace(w.url)) i++;
+      else {
+        this.waiting.splice(i, 1);
+        this.take(w.url);
+        w.go();
+      }
+    }
   }
 
   /**
@@ -220,8 +254,9 @@ export class Deliveries {
   private schedule(p: PendingDelivery): void {
     if (this.closed) return;
     const wait = Math.max(0, p.due_at - this.options.now());
-    const timer = setTimeout(() => {
+    const timer = setTimeout(async () => {
       this.timers.delete(timer);
+      await this.store.idle();
       // The app may have been deleted, or the delivery finished, since.
       const now = this.store.pending(p.delivery.id);
       if (!this.closed && now?.attempt === p.attempt && now.due_at === p.due_at) void this.attempt(p, true);
@@ -235,7 +270,7 @@ export class Deliveries {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const controller of this.inFlight) controller.abort();
-    for (const go of this.waiting.splice(0)) go();
+    for (const w of this.waiting.splice(0)) w.go();
   }
 }
 

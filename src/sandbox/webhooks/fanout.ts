@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { DeliveryHistory } from '../storage/delivery-history.js';
+import { writeOpen, type Streams } from '../streams.js';
 import type { DeliveryRecord } from '../storage/records.js';
 import { outboundHeaders } from './delivery-headers.js';
 
@@ -24,12 +25,16 @@ interface Listener extends ListenerOwner {
 
 /**
  * The relay's open streams (Server-Sent Events). A delivery is offered once it is on disk; a slow
- * reader is cut off past {@link MAX_UNREAD_BYTES}; revoking a credential closes its streams.
+ * reader is cut off past {@link MAX_UNREAD_BYTES}; each stream is registered in {@link Streams},
+ * which ends it when the credential that opened it is gone.
  */
 export class Relay {
   private readonly listeners = new Set<Listener>();
 
-  constructor(private readonly history: (appId: string) => DeliveryHistory) {}
+  constructor(
+    private readonly history: (appId: string) => DeliveryHistory,
+    private readonly streams: Streams,
+  ) {}
 
   /**
    * Attaches an SSE response. With `lastEventId`: every kept delivery after it (written as the
@@ -48,6 +53,7 @@ export class Relay {
     // Registered at once so that a revocation during the replay closes it too.
     const listener: Listener = { ...owner, res, live: false };
     this.listeners.add(listener);
+    this.streams.add(res, { kind: 'relay', ...owner });
     res.on('close', () => this.listeners.delete(listener));
     if (lastEventId === undefined || lastEventId > h.offeredSeq) res.write(positionFrame(h.offeredSeq));
     else {
@@ -65,12 +71,13 @@ export class Relay {
             res.on('drain', go);
             res.on('close', go);
           });
-          if (res.destroyed) return;
+          if (res.destroyed || res.writableEnded) return;
         }
+        if (res.writableEnded) return;
       }
     }
     listener.live = true;
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    const keepAlive = setInterval(() => writeOpen(res, ': keep-alive\n\n'), KEEP_ALIVE_MS);
     res.on('close', () => clearInterval(keepAlive));
   }
 
@@ -79,7 +86,7 @@ export class Relay {
     const frame = sseFrame(d);
     let count = 0;
     for (const l of this.listeners) {
-      if (l.appId !== d.app_id || !l.live) continue;
+      if (l.appId !== d.app_id || !l.live || l.res.writableEnded) continue;
       if (l.res.writableLength > MAX_UNREAD_BYTES) {
         l.res.destroy();
         continue;
@@ -88,22 +95,6 @@ export class Relay {
       count++;
     }
     return count;
-  }
-
-  /** Closes every stream matching `which` (a key deleted, a secret rotated, a grant revoked). */
-  close(which: (owner: ListenerOwner) => boolean): void {
-    for (const l of this.listeners) {
-      if (!which(l)) continue;
-      this.listeners.delete(l);
-      l.res.end();
-      // A client that does not read would keep the socket past end(): cut it off shortly after.
-      setTimeout(() => l.res.destroy(), 500).unref();
-    }
-  }
-
-  /** Ends every stream. */
-  closeAll(): void {
-    this.close(() => true);
   }
 }
 
