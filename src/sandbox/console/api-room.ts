@@ -41,13 +41,23 @@ export const consoleApi = new Hono<SandboxEnv>()
     const link = await core.console.link({
       developerId: developer.id,
       appId: p.app.id,
-      keyId: p.kind === 'key' ? p.key.id : undefined,
+      key: p.kind === 'key' ? { id: p.key.id, secret: p.key.key } : undefined,
       label:
         p.kind === 'key'
           ? `${developer.name} · ${p.app.name} (key ${p.key.id})`
           : `${developer.name} <${developer.email}>`,
     });
     return c.json(link, 201);
+  })
+  // Sign-out: the console session's own token dies at once (a console token's family is `con_…`).
+  .delete('/console/session', noQuery, async (c) => {
+    const p = c.get('principal');
+    if (p.kind !== 'token' || !p.family.startsWith('con_')) {
+      throw new SandboxApiError(404, 'not_found', 'This credential is not a console session.');
+    }
+    const { ledger } = c.get('core');
+    for (const t of ledger.familyTokens(p.family)) ledger.commit({ op: 'token-', token: t.token });
+    return c.body(null, 204);
   })
   .get(
     '/apps/:app_id/deliveries',

@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { HEADER } from '../../wire.js';
 import { randomId } from '../ids.js';
 import { createConsoleApp, type ConsolePrincipal } from './app.js';
 import { DeliveryRecords } from './delivery-records.js';
@@ -32,8 +33,8 @@ export interface ConsoleRequester {
   developerId: string;
   /** The app of the credential (a key's, or the token's client). */
   appId: string;
-  /** Set when the credential is an API key: the console then shows that app only. */
-  keyId?: string;
+  /** Set when the credential is an API key: the console then acts with that key, on that app only. */
+  key?: { id: string; secret: string };
   /** Who, in words. */
   label: string;
 }
@@ -60,22 +61,32 @@ export class ConsoleRoom {
     });
   }
 
-  /** A one-time console link for the developer (`POST /console/sessions`, `mkt sandbox start`). */
+  /**
+   * A one-time console link for whoever asked (`POST /console/sessions`, `mkt sandbox start`). The
+   * session acts with exactly the rights of that credential (docs/DECISIONS.md, "What a console session
+   * may do"): begun with a key, the console sends that very key, so the API grants it what it grants the
+   * key and nothing more; begun by the developer, a token of the developer's own rights (`apps:write`).
+   */
   async link(who: ConsoleRequester): Promise<{ url: string; expires_at: string }> {
-    const token = randomId('at', 24);
-    await this.deps.saveToken({
-      token,
-      kind: 'access',
-      app_id: who.appId,
-      user_id: who.developerId,
-      scopes: [...CONSOLE_SCOPES],
-      expires_at: this.deps.now() + CONSOLE_SESSION_MS + 5 * 60_000,
-      family: randomId('con', 8),
-    });
+    let credential: Pick<ConsolePrincipal, 'headers' | 'token'>;
+    if (who.key) credential = { headers: { [HEADER.apiKey]: who.key.secret } };
+    else {
+      const token = randomId('at', 24);
+      await this.deps.saveToken({
+        token,
+        kind: 'access',
+        app_id: who.appId,
+        user_id: who.developerId,
+        scopes: [...CONSOLE_SCOPES],
+        expires_at: this.deps.now() + CONSOLE_SESSION_MS + 5 * 60_000,
+        family: randomId('con', 8),
+      });
+      credential = { headers: { authorization: `Bearer ${token}` }, token };
+    }
     const { ticket, expiresAt } = this.sessions.issueTicket({
       developerId: who.developerId,
-      appId: who.keyId ? who.appId : null,
-      headers: { authorization: `Bearer ${token}` },
+      appId: who.key ? who.appId : null,
+      ...credential,
       label: who.label,
     });
     return {
