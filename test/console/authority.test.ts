@@ -163,6 +163,7 @@ function appRoutes(): Array<{ method: string; path: string }> {
     transport: fetch,
     siteUrl: () => origin,
     port: () => 0,
+    previewLink: () => ({ url: origin }),
   });
   return router.routes.filter((r) => r.method !== 'ALL' && r.path.includes('/:app'));
 }

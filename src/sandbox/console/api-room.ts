@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { requireScope, routeApp } from '../http/auth.js';
 import type { SandboxEnv } from '../http/env.js';
 import { SandboxApiError } from '../http/problem.js';
-import { emptyBody, noQuery, query } from '../http/schemas.js';
+import { emptyBody, jsonBody, noQuery, query } from '../http/schemas.js';
 import {
   getDelivery,
   listDeliveries,
@@ -59,6 +59,23 @@ export const consoleApi = new Hono<SandboxEnv>()
     for (const t of ledger.familyTokens(p.family)) ledger.commit({ op: 'token-', token: t.token });
     return c.body(null, 204);
   })
+  // A link to the app's dashboard page, for whoever may manage the app (`mkt apps preview`).
+  .post(
+    '/apps/:app_id/preview-links',
+    noQuery,
+    jsonBody(
+      z.strictObject({
+        user_id: z
+          .string()
+          .regex(/^usr_[\w-]+$/)
+          .optional(),
+      }),
+    ),
+    (c) => {
+      const app = routeApp(c);
+      return c.json(c.get('core').console.previewLink(app.id, c.get('body').user_id), 201);
+    },
+  )
   .get(
     '/apps/:app_id/deliveries',
     query(z.strictObject({ event: optional, state: optional, limit: optional, cursor: optional })),

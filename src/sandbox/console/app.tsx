@@ -27,6 +27,8 @@ export interface ConsolePrincipal {
 /** What the console needs of the sandbox. */
 export interface ConsoleDeps {
   sessions: ConsoleSessions<ConsolePrincipal>;
+  /** A dashboard link (with its preview pass) for an app the session may see: the Preview tab's frame. */
+  previewLink(appId: string, userId: string): { url: string };
   /** Reaches the sandbox API (its own request handler). */
   transport: ApiTransport;
   /** The sandbox's site URL and port, known once it listens. */
@@ -129,7 +131,13 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<Vars> {
       path: '/console',
       maxAge: Math.floor(CONSOLE_SESSION_MS / 1000),
     });
-    return c.redirect('/console', 303);
+    // A navigation another site began (the launch file of `mkt sandbox console` is a file: page) does
+    // not carry a SameSite=Strict cookie through a redirect: the console is then reached by a
+    // navigation of this page's own, which does.
+    const from = c.req.header('sec-fetch-site');
+    if (from !== 'cross-site' && from !== 'same-site') return c.redirect('/console', 303);
+    c.header('refresh', '0;url=/console');
+    return c.html(plainPage('Signed in', <a href="/console">Continue to the console</a>));
   });
 
   // Everything below needs a session; a form also needs its one-time token.

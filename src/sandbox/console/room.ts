@@ -4,6 +4,7 @@ import { randomId } from '../ids.js';
 import { createConsoleApp, type ConsolePrincipal } from './app.js';
 import { DeliveryRecords } from './delivery-records.js';
 import { loggedApps, RequestLog, type FinishedRequest } from './request-log.js';
+import { PREVIEW_PARAM, PreviewPasses } from './preview-passes.js';
 import { CONSOLE_SESSION_MS, ConsoleSessions } from './sessions.js';
 
 /** The scopes of the console's own credential: it manages the developer's apps, as they may. */
@@ -47,13 +48,17 @@ export class ConsoleRoom {
   readonly sessions: ConsoleSessions<ConsolePrincipal>;
   readonly requestLog = new RequestLog();
   readonly deliveries: DeliveryRecords;
+  /** The passes that open an app's dashboard page (the console's Preview, `mkt apps preview`). */
+  readonly previews: PreviewPasses;
   /** Serves /console: pages, forms, assets. */
   readonly app: { fetch(request: Request): Response | Promise<Response> };
 
   constructor(private readonly deps: ConsoleRoomDeps) {
     this.sessions = new ConsoleSessions(deps.now);
     this.deliveries = new DeliveryRecords(deps.db);
+    this.previews = new PreviewPasses(deps.now);
     this.app = createConsoleApp({
+      previewLink: (appId, userId) => this.previewLink(appId, userId),
       sessions: this.sessions,
       transport: (request) => fetch(request),
       siteUrl: deps.siteUrl,
@@ -91,6 +96,17 @@ export class ConsoleRoom {
     });
     return {
       url: `${this.deps.siteUrl()}/console/enter?ticket=${ticket}`,
+      expires_at: new Date(expiresAt).toISOString(),
+    };
+  }
+
+  /** A dashboard link that shows `appId` (as `userId`, else a user picker), for a caller who may manage the app. */
+  previewLink(appId: string, userId?: string): { url: string; expires_at: string } {
+    const { pass, expiresAt } = this.previews.issue(appId);
+    const query = new URLSearchParams({ [PREVIEW_PARAM]: pass });
+    if (userId) query.set('user_id', userId);
+    return {
+      url: `${this.deps.siteUrl()}/dashboard/apps/${encodeURIComponent(appId)}?${query}`,
       expires_at: new Date(expiresAt).toISOString(),
     };
   }

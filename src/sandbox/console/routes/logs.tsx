@@ -111,7 +111,12 @@ const LogPage: FC<{ app: AppView; entries: LogEntry[]; filter: { status: string;
   );
 };
 
-const PreviewPage: FC<{ app: AppView; users: TestUserView[]; userId: string }> = ({ app, users, userId }) => (
+const PreviewPage: FC<{ app: AppView; users: TestUserView[]; userId: string; frame: string | null }> = ({
+  app,
+  users,
+  userId,
+  frame,
+}) => (
   <>
     <h1>Embedded app preview</h1>
     <p class="muted">
@@ -141,12 +146,8 @@ const PreviewPage: FC<{ app: AppView; users: TestUserView[]; userId: string }> =
     </Card>
     {!app.embed_url ? (
       <p class="empty">This app has no embed URL: set one in Overview → Settings.</p>
-    ) : userId ? (
-      <iframe
-        class="preview"
-        title={`${app.name} as ${userId}`}
-        src={`/dashboard/apps/${encodeURIComponent(app.id)}?user_id=${encodeURIComponent(userId)}`}
-      ></iframe>
+    ) : frame ? (
+      <iframe class="preview" title={`${app.name} as ${userId}`} src={frame}></iframe>
     ) : null}
   </>
 );
@@ -195,10 +196,18 @@ export function registerLogRoutes(app: App): void {
     const current = scopedApp(r);
     const users = await testUsers(r, current.id);
     const userId = c.req.query('user_id') ?? users[0]?.id ?? '';
+    // The frame's address carries a preview pass of this app: the dashboard page signs a context token
+    // for its holder only, and the console's cookie never reaches /dashboard.
+    const link = userId && current.embed_url ? new URL(r.deps.previewLink(current.id, userId).url) : null;
     return render(
       r,
       { title: 'Preview', app: current, tab: 'preview' },
-      <PreviewPage app={current} users={users} userId={userId} />,
+      <PreviewPage
+        app={current}
+        users={users}
+        userId={userId}
+        frame={link ? `${link.pathname}${link.search}` : null}
+      />,
     );
   });
 }
