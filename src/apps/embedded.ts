@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
-import { CheckFailedError, MktError, UsageError } from '../errors.js';
+import { ApiError, CheckFailedError, MktError, UsageError } from '../errors.js';
 import {
   CONTEXT_TOKEN_PARAM,
   HS256_SIGNATURE_BYTES,
@@ -49,9 +49,33 @@ export async function previewApp(
       },
     );
   }
-  const url = new URL(`${deps.siteUrl}/dashboard/apps/${encodeURIComponent(app.id)}`);
-  if (input.user) url.searchParams.set('user_id', input.user);
-  return { url: url.href, app_id: app.id, user_id: input.user ?? null, embed_url: app.embed_url };
+  return {
+    url: await dashboardLink(deps, app.id, input.user),
+    app_id: app.id,
+    user_id: input.user ?? null,
+    embed_url: app.embed_url,
+  };
+}
+
+/**
+ * The dashboard's address for the app: the marketplace's preview link (a capability for the caller,
+ * docs/DECISIONS.md §9), or, from a marketplace without one, the plain dashboard address.
+ */
+async function dashboardLink(deps: EmbeddedDeps, appId: string, user: string | undefined): Promise<string> {
+  try {
+    const res = await deps.api.request<{ url?: unknown }>(
+      'POST',
+      `/apps/${encodeURIComponent(appId)}/preview-links`,
+      { json: user ? { user_id: user } : {} },
+    );
+    const url = res.data?.url;
+    if (typeof url === 'string' && url.startsWith(`${deps.siteUrl}/`)) return url;
+  } catch (err) {
+    if (!(err instanceof ApiError && (err.status === 404 || err.status === 405))) throw err;
+  }
+  const url = new URL(`${deps.siteUrl}/dashboard/apps/${encodeURIComponent(appId)}`);
+  if (user) url.searchParams.set('user_id', user);
+  return url.href;
 }
 
 /** What `mkt apps verify-context-token` checks: the token (or the embed URL carrying it) and whose it should be. */

@@ -1,5 +1,7 @@
-import { chmod, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hasChromium, launchChromium } from '../support/chromium.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/cli.js';
 import {
@@ -35,26 +37,65 @@ describe('mkt sandbox console', () => {
     expect((await enter(url)).status).toBe(403);
   });
 
-  it('opens the link with $MKT_BROWSER when asked, and says so', async () => {
+  it('hands the browser a 0600 launch file, never the link: no argv or environment holds it, and Chromium lands in the console', async () => {
     const dir = await tempDir();
     try {
-      const opened = join(dir.path, 'opened.txt');
+      // The browser stub records everything another local user could read of it: argv and environment.
+      const seen = join(dir.path, 'seen.json');
       const browser = join(dir.path, 'browser.sh');
-      await writeFile(browser, `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`);
+      await writeFile(
+        browser,
+        `#!/bin/sh\nexec "${process.execPath}" -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify({argv: process.argv.slice(2), env: process.env}))' '${seen}' "$@"\n`,
+      );
       await chmod(browser, 0o755);
       const r = await ctx.mkt(['sandbox', 'console', '--browser'], { MKT_BROWSER: browser });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain('Opened the console in your browser');
-      let url = '';
-      for (let i = 0; !url && i < 50; i++) {
-        url = await readFile(opened, 'utf8').catch(() => '');
-        if (!url) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(r.stderr).not.toContain('ticket=');
+      let recorded = '';
+      for (let i = 0; !recorded && i < 100; i++) {
+        recorded = await readFile(seen, 'utf8').catch(() => '');
+        if (!recorded) await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect((await enter(url)).status).toBe(303);
+      const { argv } = JSON.parse(recorded) as { argv: string[] };
+      expect(argv).toHaveLength(1);
+      expect(argv[0]).toMatch(/^file:\/\/\/.*\/launch\/link-[0-9a-f]+\.html$/);
+      const file = fileURLToPath(argv[0]!);
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      expect((await stat(dirname(file))).mode & 0o777).toBe(0o700);
+      const ticket = /ticket=([\w-]+)/.exec(await readFile(file, 'utf8'))![1]!;
+      expect(recorded).not.toContain(ticket);
+      expect(r.stderr).toContain(file);
+      if (!hasChromium()) return;
+      const chromium = await launchChromium();
+      try {
+        const page = await chromium.newPage();
+        await page.goto(argv[0]!);
+        // The launch file sends the browser on to the link, which signs it in and leads to the console
+        // (a session begun with the app's key: that app's page).
+        const app = ctx.sandbox.seed.app;
+        await expect.poll(() => page.title(), { timeout: 10_000 }).toBe(`${app.name} · mkt console`);
+        expect(page.url()).toBe(`${ctx.sandbox.siteUrl}/console/apps/${app.id}`);
+      } finally {
+        await chromium.close();
+      }
     } finally {
       await dir.remove();
     }
+  });
+
+  it('with no display and no browser set, says so truthfully and prints the link for the person to open', async () => {
+    const r = await ctx.mkt(['sandbox', 'console', '--browser'], {
+      DISPLAY: undefined,
+      WAYLAND_DISPLAY: undefined,
+      MKT_BROWSER: undefined,
+      BROWSER: undefined,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('Opened');
+    expect(r.stderr).toContain('Could not open a browser (no display');
+    expect(r.stdout).toMatch(/\/console\/enter\?ticket=[\w-]{43}\n$/);
   });
 
   it('--json gives the link and its expiry; a sign-in without apps:write is refused', async () => {

@@ -16,7 +16,12 @@ describe('mkt apps preview', () => {
     expect(res.stderr).toContain(`App ${app().id} has no embed URL`);
     expect(res.stderr).toContain(`mkt apps update ${app().id} --embed-url https://…`);
     expect(res.stdout).toBe('');
-    const page = await fetch(`${ctx.sandbox.siteUrl}/dashboard/apps/${app().id}?user_id=${user()}`);
+    const link = await fetch(`${ctx.sandbox.siteUrl}/api/v1/apps/${app().id}/preview-links`, {
+      method: 'POST',
+      headers: { 'x-api-key': ctx.sandbox.seed.test_key, 'content-type': 'application/json' },
+      body: JSON.stringify({ user_id: user() }),
+    });
+    const page = await fetch(((await link.json()) as { url: string }).url);
     expect(await page.text()).toContain(`mkt apps update ${app().id} --embed-url &lt;url&gt;`);
   });
 
@@ -25,11 +30,14 @@ describe('mkt apps preview', () => {
     expect(set.code, set.stderr).toBe(0);
     const res = await ctx.mkt(['apps', 'preview', '--user', user()]);
     expect(res.code, res.stderr).toBe(0);
-    const url = `${ctx.sandbox.siteUrl}/dashboard/apps/${app().id}?user_id=${user()}`;
-    expect(res.stdout).toBe(`${url}\n`);
+    // The dashboard's address with a preview pass: the capability that opens it (an hour).
+    const dashboard = `${ctx.sandbox.siteUrl}/dashboard/apps/${app().id}?preview=`;
+    const url = res.stdout.trim();
+    expect(url.startsWith(dashboard)).toBe(true);
+    expect(url).toMatch(new RegExp(`\\?preview=[\\w-]{43}&user_id=${user()}$`));
     const json = await ctx.mkt(['apps', 'preview', '--json']);
     expect(JSON.parse(json.stdout)).toEqual({
-      url: `${ctx.sandbox.siteUrl}/dashboard/apps/${app().id}`,
+      url: expect.stringMatching(/\?preview=[\w-]{43}$/),
       app_id: app().id,
       user_id: null,
       embed_url: 'https://embed.example/app',
@@ -56,9 +64,14 @@ describe('mkt apps preview', () => {
       },
     });
     expect(await terminal.exit, terminal.screen()).toBe(0);
-    const url = `${ctx.sandbox.siteUrl}/dashboard/apps/${app().id}?user_id=${user()}`;
     expect(terminal.screen()).toContain(`Opened the dashboard of ${app().id} in your browser.`);
-    await expect.poll(() => readFile(opened, 'utf8').catch(() => '')).toBe(JSON.stringify([url, null]));
+    // The browser gets a launch file (0600) that sends it on, never the capability itself.
+    await expect.poll(() => readFile(opened, 'utf8').catch(() => '')).toMatch(/^\["file:/);
+    const [fileUrl, secret] = JSON.parse(await readFile(opened, 'utf8')) as [string, string | null];
+    expect(secret).toBeNull();
+    expect(fileUrl).not.toContain('preview=');
+    const launch = await readFile(new URL(fileUrl), 'utf8');
+    expect(launch).toContain(`/dashboard/apps/${app().id}?preview=`);
   });
 });
 

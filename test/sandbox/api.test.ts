@@ -401,13 +401,22 @@ describe('embedded apps', () => {
   it('passes a signed, short-lived context token, or says no embed URL is set', async () => {
     sb = await startTestSandbox();
     const user = sb.seed.users[0]!.id;
-    const none = await fetch(`${sb.siteUrl}/dashboard/apps/${sb.seed.app.id}?user_id=${user}`);
+    const link = await call(sb, 'POST', `/api/v1/apps/${sb.seed.app.id}/preview-links`, {
+      key: sb.seed.test_key,
+      body: { user_id: user },
+    });
+    expect(link.status).toBe(201);
+    const dashboard = link.json.url as string;
+    expect(dashboard).toMatch(
+      new RegExp(`^${sb.siteUrl}/dashboard/apps/${sb.seed.app.id}\\?preview=[\\w-]{43}&user_id=${user}$`),
+    );
+    const none = await fetch(dashboard);
     expect(await none.text()).toContain('This app has no embed URL');
     await call(sb, 'PATCH', `/api/v1/apps/${sb.seed.app.id}`, {
       key: sb.seed.test_key,
       body: { embed_url: 'https://embed.example/app?x=1' },
     });
-    const html = await (await fetch(`${sb.siteUrl}/dashboard/apps/${sb.seed.app.id}?user_id=${user}`)).text();
+    const html = await (await fetch(dashboard)).text();
     const src = /<iframe id="app-frame"[^>]* src="([^"]+)"/.exec(html)![1]!.replace(/&amp;/g, '&');
     const url = new URL(src);
     expect(url.origin + url.pathname).toBe('https://embed.example/app');
@@ -425,9 +434,7 @@ describe('embedded apps', () => {
       body: { embed_url: 'http://embed.example/app' },
     });
     expect(plainHttp.status).toBe(400);
-    expect((await fetch(`${sb.siteUrl}/dashboard/apps/${sb.seed.app.id}?user_id=usr_other`)).status).toBe(
-      404,
-    );
+    expect((await fetch(dashboard.replace(user, 'usr_other'))).status).toBe(404);
     const index = await (await fetch(`${sb.siteUrl}/`)).text();
     expect(index).toContain(sb.seed.app.client_id);
   });

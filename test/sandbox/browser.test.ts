@@ -102,10 +102,12 @@ describe.skipIf(!hasChromium())('consent page in a real browser (Chromium)', () 
       key: ctx.sandbox.seed.test_key,
       body: { embed_url: embedUrl },
     });
+    const link = await call(ctx.sandbox, 'POST', `/api/v1/apps/${ctx.sandbox.seed.app.id}/preview-links`, {
+      key: ctx.sandbox.seed.test_key,
+      body: { user_id: ctx.sandbox.seed.users[0]!.id },
+    });
     const page = await browser.newPage();
-    await page.goto(
-      `${ctx.sandbox.siteUrl}/dashboard/apps/${ctx.sandbox.seed.app.id}?user_id=${ctx.sandbox.seed.users[0]!.id}`,
-    );
+    await page.goto(link.json.url as string);
     const frame = page.frameLocator('#app-frame');
     await expect.poll(async () => frame.locator('#done').textContent()).toContain('close this tab');
     const src = new URL((await page.getAttribute('#app-frame', 'src'))!);

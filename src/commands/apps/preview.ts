@@ -28,7 +28,9 @@ app's embed URL with a context_token (a JWT signed with the client secret) for t
     deps.out.data(preview.url);
     const { isHeadless } = await import('../../auth/login.js');
     if (deps.out.interactive && !this.flags['no-browser'] && !isHeadless(deps.env)) {
-      await deps.openBrowser(preview.url).then(
+      // The URL is a capability (a preview pass): the browser gets a file only this user can read.
+      const { openPrivately } = await import('../../platform/launcher.js');
+      await openPrivately(deps, preview.url, `Open the dashboard of ${preview.app_id}`).then(
         () => deps.out.success(`Opened the dashboard of ${preview.app_id} in your browser.`),
         (err: Error) =>
           deps.out.warn(`Could not open a browser (${err.message}); open the URL above yourself.`),

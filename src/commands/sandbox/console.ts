@@ -3,7 +3,7 @@ import { BaseCommand } from '../../base-command.js';
 
 export default class SandboxConsole extends BaseCommand<typeof SandboxConsole> {
   static summary = "Open the sandbox's developer console in the browser with a fresh one-time link.";
-  static description = `The link signs you in once, within 5 minutes; the console then keeps you signed in (a cookie for /console only). On a terminal the link is opened in your browser ($MKT_BROWSER, else $BROWSER, else the system's); otherwise, or with --no-browser, it is printed on stdout. Run it again for a new link.`;
+  static description = `The link signs you in once, within 5 minutes; the console then keeps you signed in (a cookie for /console only). On a terminal the link is opened in your browser ($MKT_BROWSER, else $BROWSER, else the system's) through a file only you can read, so that no other process sees the link; otherwise, with no display, or with --no-browser, it is printed on stdout. Run it again for a new link.`;
   static examples = [
     '<%= config.bin %> sandbox console',
     '<%= config.bin %> sandbox console --no-browser',
@@ -24,8 +24,16 @@ export default class SandboxConsole extends BaseCommand<typeof SandboxConsole> {
     if (deps.json) return link;
     if (link.opened) {
       deps.out.success('Opened the console in your browser (the link works once, for 5 minutes).');
-      deps.out.info(`If it did not open, visit: ${link.url}`);
-    } else deps.out.data(link.url);
+      deps.out.info(
+        `If it did not open, open this file in your browser (only you can read it): ${link.launch_file}`,
+      );
+      return link;
+    }
+    if (link.not_opened_because)
+      deps.out.warn(
+        `Could not open a browser (${link.not_opened_because}). Open this link yourself; it works once, for 5 minutes:`,
+      );
+    deps.out.data(link.url);
     return link;
   }
 }

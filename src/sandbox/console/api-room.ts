@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { requireScope, routeApp } from '../http/auth.js';
 import type { SandboxEnv } from '../http/env.js';
 import { SandboxApiError } from '../http/problem.js';
-import { emptyBody, noQuery, query } from '../http/schemas.js';
+import { emptyBody, jsonBody, noQuery, query } from '../http/schemas.js';
 import {
   getDelivery,
   listDeliveries,
@@ -42,7 +42,7 @@ export const consoleApi = new Hono<SandboxEnv>()
     const link = await core.console.link({
       developerId: developer.id,
       appId: p.app.id,
-      keyId: p.kind === 'key' ? p.key.id : undefined,
+      key: p.kind === 'key' ? { id: p.key.id, secret: p.key.key } : undefined,
       label:
         p.kind === 'key'
           ? `${developer.name} · ${p.app.name} (key ${p.key.id})`
@@ -50,6 +50,33 @@ export const consoleApi = new Hono<SandboxEnv>()
     });
     return c.json(link, 201);
   })
+  // Sign-out: the console session's own token dies at once (a console token's family is `con_…`).
+  .delete('/console/session', noQuery, async (c) => {
+    const p = c.get('principal');
+    if (p.kind !== 'token' || !p.family.startsWith('con_')) {
+      throw new SandboxApiError(404, 'not_found', 'This credential is not a console session.');
+    }
+    const { ledger } = c.get('core');
+    for (const t of ledger.familyTokens(p.family)) ledger.commit({ op: 'token-', token: t.token });
+    return c.body(null, 204);
+  })
+  // A link to the app's dashboard page, for whoever may manage the app (`mkt apps preview`).
+  .post(
+    '/apps/:app_id/preview-links',
+    noQuery,
+    jsonBody(
+      z.strictObject({
+        user_id: z
+          .string()
+          .regex(/^usr_[\w-]+$/)
+          .optional(),
+      }),
+    ),
+    (c) => {
+      const app = routeApp(c);
+      return c.json(c.get('core').console.previewLink(app.id, c.get('body').user_id), 201);
+    },
+  )
   .get(
     '/apps/:app_id/deliveries',
     query(z.strictObject({ event: optional, state: optional, limit: optional, cursor: optional })),

@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { createMiddleware } from 'hono/factory';
 import type { Child } from 'hono/jsx';
 import { ConsoleApi, type ApiAnswer, type ApiTransport } from './api.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
@@ -17,6 +18,8 @@ export interface ConsolePrincipal {
   appId: string | null;
   /** The credential the console sends to the API (never shown in a page). */
   headers: Record<string, string>;
+  /** The session's own access token, when it has one (a developer's session): sign-out revokes it. */
+  token?: string;
   /** Who, in words, for the page header. */
   label: string;
 }
@@ -24,6 +27,8 @@ export interface ConsolePrincipal {
 /** What the console needs of the sandbox. */
 export interface ConsoleDeps {
   sessions: ConsoleSessions<ConsolePrincipal>;
+  /** A dashboard link (with its preview pass) for an app the session may see: the Preview tab's frame. */
+  previewLink(appId: string, userId: string): { url: string };
   /** Reaches the sandbox API (its own request handler). */
   transport: ApiTransport;
   /** The sandbox's site URL and port, known once it listens. */
@@ -37,6 +42,8 @@ export interface ConsoleRequest {
   session: ConsoleSession<ConsolePrincipal>;
   api: ConsoleApi;
   deps: ConsoleDeps;
+  /** The app the path names, once the scope check let it through (routes under /console/apps/:app). */
+  app?: AppView;
 }
 
 type Vars = { Variables: { console: ConsoleRequest } };
@@ -78,6 +85,16 @@ function plainPage(title: string, body: Child) {
   );
 }
 
+/** The page of a browser without a (live) session. */
+const signInPage = () =>
+  plainPage(
+    'Sign in to the console',
+    <p>
+      You are not signed in (or your session ended). Run <code>mkt sandbox console</code> for a one-time
+      sign-in link.
+    </p>,
+  );
+
 /** The developer console under /console: one-time sign-in, sessions, CSRF, and the pages. */
 export function createConsoleApp(deps: ConsoleDeps): Hono<Vars> {
   const app = new Hono<Vars>();
@@ -114,24 +131,19 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<Vars> {
       path: '/console',
       maxAge: Math.floor(CONSOLE_SESSION_MS / 1000),
     });
-    return c.redirect('/console', 303);
+    // A navigation another site began (the launch file of `mkt sandbox console` is a file: page) does
+    // not carry a SameSite=Strict cookie through a redirect: the console is then reached by a
+    // navigation of this page's own, which does.
+    const from = c.req.header('sec-fetch-site');
+    if (from !== 'cross-site' && from !== 'same-site') return c.redirect('/console', 303);
+    c.header('refresh', '0;url=/console');
+    return c.html(plainPage('Signed in', <a href="/console">Continue to the console</a>));
   });
 
   // Everything below needs a session; a form also needs its one-time token.
   app.use('*', async (c, next) => {
     const session = deps.sessions.session(getCookie(c, cookieName(deps.port())));
-    if (!session) {
-      return c.html(
-        plainPage(
-          'Sign in to the console',
-          <p>
-            You are not signed in (or your session ended). Run <code>mkt sandbox console</code> for a one-time
-            sign-in link.
-          </p>,
-        ),
-        401,
-      );
-    }
+    if (!session) return c.html(signInPage(), 401);
     if (c.req.method === 'POST') {
       const origin = c.req.header('origin');
       const form = await c.req.parseBody();
@@ -154,8 +166,14 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<Vars> {
     await next();
   });
 
-  app.post('/console/sign-out', (c) => {
-    deps.sessions.end(c.get('console').session);
+  // The one authority check: every method on every route under /console/apps/:app, before its handler.
+  app.use('/console/apps/:app', appScope).use('/console/apps/:app/*', appScope);
+
+  app.post('/console/sign-out', async (c) => {
+    const r = c.get('console');
+    deps.sessions.end(r.session);
+    // The session's credential dies with it (a key's session holds no credential of its own).
+    if (r.session.principal.token) await r.api.call('DELETE', '/console/session');
     deleteCookie(c, cookieName(deps.port()), { path: '/console' });
     return c.html(
       plainPage(
@@ -189,6 +207,8 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<Vars> {
 
 /** The apps this session may see (a key's session: its own app only). */
 export async function visibleApps(r: ConsoleRequest): Promise<Array<{ id: string; name: string }>> {
+  // A key's session has one app; once the scope check read it, asking again would only spend the key's limit.
+  if (r.session.principal.appId !== null && r.app) return [r.app];
   const apps = await r.api.list<{ id: string; name: string }>('/apps?limit=100');
   const only = r.session.principal.appId;
   return only ? apps.filter((a) => a.id === only) : apps;
@@ -220,30 +240,38 @@ export async function render(
 }
 
 /**
- * The app named in the path, if this session may see it: a key's session sees its own app only,
- * and the API decides the rest (403 and 404 pass through as a page).
+ * The scope check (docs/DECISIONS.md, "What a console session may do"): the app in the path must be
+ * one the session's own credential may manage. A key's session reaches its key's app only; otherwise
+ * the API answers with the session's credential, so the console can never reach further than the
+ * credential could alone. Whatever the session may not see is a 404, as if absent, on every method.
  */
-export async function currentApp(r: ConsoleRequest): Promise<{ app: AppView } | { refusal: Response }> {
-  const id = r.c.req.param('app') ?? '';
+const appScope = createMiddleware<Vars>(async (c, next) => {
+  const r = c.get('console');
+  const id = c.req.param('app') ?? '';
   const only = r.session.principal.appId;
-  const answer: ApiAnswer<AppView> =
-    only && only !== id
-      ? {
-          status: 404,
-          data: undefined as never,
-          error: { code: 'not_found', message: `No app "${id}" here.` },
-        }
-      : await r.api.get<AppView>(`/apps/${encodeURIComponent(id)}`);
-  if (answer.error) {
-    return {
-      refusal: await render(
-        r,
-        { title: 'Not available', status: answer.status },
-        <p class="flash error">{answer.error.message}</p>,
-      ),
-    };
+  const answer =
+    only !== null && only !== id ? undefined : await r.api.get<AppView>(`/apps/${encodeURIComponent(id)}`);
+  if (answer?.status === 401) {
+    // The credential behind the session is gone (a revoked key, an expired token): so is the session.
+    r.deps.sessions.end(r.session);
+    return c.html(signInPage(), 401);
   }
-  return { app: answer.data };
+  if (answer === undefined || answer.error) {
+    const missing = answer === undefined || answer.status === 403 || answer.status === 404;
+    return render(
+      r,
+      { title: 'Not available', status: missing ? 404 : answer.status },
+      <p class="flash error">{missing ? `No app "${id}" here.` : answer.error!.message}</p>,
+    );
+  }
+  r.app = answer.data;
+  await next();
+});
+
+/** The app the path names; only routes under /console/apps/:app, which {@link appScope} let through. */
+export function scopedApp(r: ConsoleRequest): AppView {
+  if (!r.app) throw new Error(`${r.c.req.path} is not under /console/apps/:app`);
+  return r.app;
 }
 
 /** An app as the API shows it. */

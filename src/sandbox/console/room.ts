@@ -1,8 +1,10 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { HEADER } from '../../wire.js';
 import { randomId } from '../ids.js';
 import { createConsoleApp, type ConsolePrincipal } from './app.js';
 import { DeliveryRecords } from './delivery-records.js';
 import { loggedApps, RequestLog, type FinishedRequest } from './request-log.js';
+import { PREVIEW_PARAM, PreviewPasses } from './preview-passes.js';
 import { CONSOLE_SESSION_MS, ConsoleSessions } from './sessions.js';
 
 /** The scopes of the console's own credential: it manages the developer's apps, as they may. */
@@ -32,8 +34,8 @@ export interface ConsoleRequester {
   developerId: string;
   /** The app of the credential (a key's, or the token's client). */
   appId: string;
-  /** Set when the credential is an API key: the console then shows that app only. */
-  keyId?: string;
+  /** Set when the credential is an API key: the console then acts with that key, on that app only. */
+  key?: { id: string; secret: string };
   /** Who, in words. */
   label: string;
 }
@@ -46,13 +48,17 @@ export class ConsoleRoom {
   readonly sessions: ConsoleSessions<ConsolePrincipal>;
   readonly requestLog = new RequestLog();
   readonly deliveries: DeliveryRecords;
+  /** The passes that open an app's dashboard page (the console's Preview, `mkt apps preview`). */
+  readonly previews: PreviewPasses;
   /** Serves /console: pages, forms, assets. */
   readonly app: { fetch(request: Request): Response | Promise<Response> };
 
   constructor(private readonly deps: ConsoleRoomDeps) {
     this.sessions = new ConsoleSessions(deps.now);
     this.deliveries = new DeliveryRecords(deps.db);
+    this.previews = new PreviewPasses(deps.now);
     this.app = createConsoleApp({
+      previewLink: (appId, userId) => this.previewLink(appId, userId),
       sessions: this.sessions,
       transport: (request) => fetch(request),
       siteUrl: deps.siteUrl,
@@ -60,26 +66,47 @@ export class ConsoleRoom {
     });
   }
 
-  /** A one-time console link for the developer (`POST /console/sessions`, `mkt sandbox start`). */
+  /**
+   * A one-time console link for whoever asked (`POST /console/sessions`, `mkt sandbox start`). The
+   * session acts with exactly the rights of that credential (docs/DECISIONS.md, "What a console session
+   * may do"): begun with a key, the console sends that very key, so the API grants it what it grants the
+   * key and nothing more; begun by the developer, a token of the developer's own rights (`apps:write`).
+   */
   async link(who: ConsoleRequester): Promise<{ url: string; expires_at: string }> {
-    const token = randomId('at', 24);
-    await this.deps.saveToken({
-      token,
-      kind: 'access',
-      app_id: who.appId,
-      user_id: who.developerId,
-      scopes: [...CONSOLE_SCOPES],
-      expires_at: this.deps.now() + CONSOLE_SESSION_MS + 5 * 60_000,
-      family: randomId('con', 8),
-    });
+    let credential: Pick<ConsolePrincipal, 'headers' | 'token'>;
+    if (who.key) credential = { headers: { [HEADER.apiKey]: who.key.secret } };
+    else {
+      const token = randomId('at', 24);
+      await this.deps.saveToken({
+        token,
+        kind: 'access',
+        app_id: who.appId,
+        user_id: who.developerId,
+        scopes: [...CONSOLE_SCOPES],
+        expires_at: this.deps.now() + CONSOLE_SESSION_MS + 5 * 60_000,
+        family: randomId('con', 8),
+      });
+      credential = { headers: { authorization: `Bearer ${token}` }, token };
+    }
     const { ticket, expiresAt } = this.sessions.issueTicket({
       developerId: who.developerId,
-      appId: who.keyId ? who.appId : null,
-      headers: { authorization: `Bearer ${token}` },
+      appId: who.key ? who.appId : null,
+      ...credential,
       label: who.label,
     });
     return {
       url: `${this.deps.siteUrl()}/console/enter?ticket=${ticket}`,
+      expires_at: new Date(expiresAt).toISOString(),
+    };
+  }
+
+  /** A dashboard link that shows `appId` (as `userId`, else a user picker), for a caller who may manage the app. */
+  previewLink(appId: string, userId?: string): { url: string; expires_at: string } {
+    const { pass, expiresAt } = this.previews.issue(appId);
+    const query = new URLSearchParams({ [PREVIEW_PARAM]: pass });
+    if (userId) query.set('user_id', userId);
+    return {
+      url: `${this.deps.siteUrl()}/dashboard/apps/${encodeURIComponent(appId)}?${query}`,
       expires_at: new Date(expiresAt).toISOString(),
     };
   }

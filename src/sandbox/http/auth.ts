@@ -69,26 +69,25 @@ export function developerId(principal: Principal): string {
   return principal.user.id;
 }
 
-/** Looks up an app the caller may manage: 404 when unknown, 403 when someone else's. */
+/**
+ * Looks up an app the caller may manage. What the caller may not see is a 404, as if absent, and never
+ * names its owner: another developer's app, whether asked with a token or a key. A key asking for
+ * another app of its own developer is told which app the key belongs to (403).
+ */
 export function ownedApp(ctx: { core: SandboxCore; principal: Principal }, appId: string): AppRecord {
-  const app = ctx.core.ledger.app(appId);
-  if (!app) throw new SandboxApiError(404, 'not_found', `No app with id "${appId}".`);
   const p = ctx.principal;
-  if (p.kind === 'key') {
-    if (p.app.id !== app.id) {
-      throw new SandboxApiError(
-        403,
-        'forbidden',
-        `This API key belongs to another app (${p.app.id}), not to ${app.id}.`,
-      );
-    }
-    return app;
+  if (p.kind === 'token') requireScope(p, 'apps:write');
+  const app = ctx.core.ledger.app(appId);
+  const developer = p.kind === 'key' ? p.app.owner_id : p.user.id;
+  if (!app || app.owner_id !== developer) {
+    throw new SandboxApiError(404, 'not_found', `No app with id "${appId}".`);
   }
-  requireScope(p, 'apps:write');
-  if (app.owner_id !== p.user.id) {
-    const owner = ctx.core.ledger.user(app.owner_id);
-    const whose = owner ? `${owner.name} <${owner.email}> (${owner.id})` : app.owner_id;
-    throw new SandboxApiError(403, 'forbidden', `You do not own this app: ${app.id} belongs to ${whose}.`);
+  if (p.kind === 'key' && p.app.id !== app.id) {
+    throw new SandboxApiError(
+      403,
+      'forbidden',
+      `This API key belongs to another app (${p.app.id}), not to ${app.id}.`,
+    );
   }
   return app;
 }

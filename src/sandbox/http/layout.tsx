@@ -37,14 +37,32 @@ export function errorPage(title: string, code: string, message: string) {
   );
 }
 
+const CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-src http: https:";
+
+/** No other page may frame a sandbox page (clickjacking on consent and payouts). */
 const PAGE_HEADERS = {
   'cache-control': 'no-store',
   'x-frame-options': 'DENY',
-  'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-src http: https:",
+  'content-security-policy': `${CSP}; frame-ancestors 'none'`,
 };
 
-/** Answers a rendered page with the sandbox's page headers. */
-export function page(c: Context, status: number, element: unknown): Response {
-  return c.html(`<!doctype html>\n${String(element)}`, status as 200, PAGE_HEADERS);
+/**
+ * A dashboard page may be framed by this sandbox's own pages (the console's Preview) and nobody else:
+ * CSP `frame-ancestors 'self'`, which browsers apply instead of X-Frame-Options.
+ */
+const FRAMEABLE_BY_SELF_HEADERS = {
+  'cache-control': 'no-store',
+  'content-security-policy': `${CSP}; frame-ancestors 'self'`,
+};
+
+/** Answers a rendered page with the sandbox's page headers (`framedBy: 'self'` for the dashboard). */
+export function page(
+  c: Context,
+  status: number,
+  element: unknown,
+  options: { framedBy?: 'self' } = {},
+): Response {
+  const headers = options.framedBy === 'self' ? FRAMEABLE_BY_SELF_HEADERS : PAGE_HEADERS;
+  return c.html(`<!doctype html>\n${String(element)}`, status as 200, headers);
 }

@@ -4,6 +4,7 @@ import { Layout, page } from '../http/layout.js';
 import { SandboxApiError } from '../http/problem.js';
 import type { AppRecord, UserRecord } from '../storage/records.js';
 import { CONTEXT_TOKEN_PARAM, signContextToken } from '../../wire/context-token.js';
+import { PREVIEW_PARAM } from '../console/preview-passes.js';
 
 const notFound = (message: string) => new SandboxApiError(404, 'not_found', message);
 
@@ -16,7 +17,7 @@ const ENDPOINTS: Array<[string, string]> = [
   ['/api/v1/apps…', 'apps, plans, keys, secrets'],
   ['/api/v1/simulator/…', 'test users, events, authorizations, entitlement checks'],
   ['GET /api/v1/apps/{app_id}/webhooks/stream', 'webhook relay (Server-Sent Events)'],
-  ['GET /dashboard/apps/{app_id}?user_id=…', 'embedded app'],
+  ['GET /dashboard/apps/{app_id}?preview=…&user_id=…', 'embedded app (a link from mkt apps preview)'],
 ];
 
 /** The index page: endpoints and the seeded app. */
@@ -83,7 +84,7 @@ function DashboardPage(props: { app: AppRecord; user: UserRecord; frameUrl: stri
 }
 
 /** A user picker for the dashboard when no `user_id` was given. */
-function PickUserPage(props: { app: AppRecord; users: UserRecord[] }) {
+function PickUserPage(props: { app: AppRecord; users: UserRecord[]; pass: string }) {
   return (
     <Layout title={props.app.name}>
       <h1>{props.app.name}</h1>
@@ -91,7 +92,7 @@ function PickUserPage(props: { app: AppRecord; users: UserRecord[] }) {
       <ul>
         {props.users.map((u) => (
           <li>
-            <a href={`?user_id=${encodeURIComponent(u.id)}`}>
+            <a href={`?${new URLSearchParams({ [PREVIEW_PARAM]: props.pass, user_id: u.id })}`}>
               {u.name} ({u.id})
             </a>
           </li>
@@ -107,23 +108,30 @@ export const dashboardPages = new Hono<SandboxEnv>()
     const { ledger, siteUrl } = c.get('core');
     return page(c, 200, <IndexPage siteUrl={siteUrl} app={ledger.app(ledger.seed.app_id)} />);
   })
-  // The embedded app, with a signed context token (a JWT) in its address.
+  // The embedded app, with a signed context token (a JWT) in its address, for the holder of a preview
+  // pass only (docs/DECISIONS.md §9): an anonymous local caller gets no token, and no page either.
   .get('/dashboard/apps/:app_id', (c) => {
-    const { ledger } = c.get('core');
+    const core = c.get('core');
+    const { ledger } = core;
     const app = ledger.app(c.req.param('app_id'));
-    if (!app) throw notFound(`No app "${c.req.param('app_id')}".`);
+    const pass = c.req.query(PREVIEW_PARAM);
+    if (!app || !core.console.previews.opens(pass, app.id)) {
+      throw notFound(
+        'This dashboard link does not work: it needs a preview link, good for an hour. Get one with `mkt apps preview`, or use the console’s Preview.',
+      );
+    }
+    const show = (element: unknown) => page(c, 200, element, { framedBy: 'self' });
     const userId = c.req.query('user_id');
     if (userId === undefined || userId === '') {
       const ids = [...ledger.userIds(app.id).slice(0, 50), app.owner_id];
       const users = ids.flatMap((id) => ledger.user(id) ?? []);
-      return page(c, 200, <PickUserPage app={app} users={users} />);
+      return show(<PickUserPage app={app} users={users} pass={pass!} />);
     }
     const user = ledger.user(userId);
     if (!user || (user.app_id !== app.id && user.id !== app.owner_id)) {
       throw notFound(`No user "${userId}" on ${app.name}.`);
     }
-    if (app.embed_url === null) return page(c, 200, <DashboardPage app={app} user={user} frameUrl={null} />);
-    const core = c.get('core');
+    if (app.embed_url === null) return show(<DashboardPage app={app} user={user} frameUrl={null} />);
     // A JWT (docs/DECISIONS.md, "Embedded apps"), on transport time: real (or a test's), never business time.
     const token = signContextToken(
       app.client_secret,
@@ -134,7 +142,7 @@ export const dashboardPages = new Hono<SandboxEnv>()
     frame.searchParams.set('user_id', user.id);
     frame.searchParams.set('app_id', app.id);
     frame.searchParams.set(CONTEXT_TOKEN_PARAM, token);
-    return page(c, 200, <DashboardPage app={app} user={user} frameUrl={frame.toString()} />);
+    return show(<DashboardPage app={app} user={user} frameUrl={frame.toString()} />);
   })
   // The user's initial on a coloured square.
   .get('/avatars/:file', (c) => {

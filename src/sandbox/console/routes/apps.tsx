@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
-import { act, currentApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
+import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
 import { Card, Fields, PostForm, appPath } from '../layout.js';
 import { registerPlanRoutes } from './plans.js';
 
@@ -199,11 +199,6 @@ const KeysPage: FC<{ app: AppView; keys: KeyView[]; csrf: string }> = ({ app, ke
 export function registerAppRoutes(app: App): void {
   app.post('/console/apps', async (c) => {
     const r = c.get('console');
-    if (r.session.principal.appId)
-      return act(r, '/console', async () => ({
-        kind: 'error',
-        message: 'A session begun with an API key cannot create apps.',
-      }));
     const answer = await r.api.call<AppView & { client_secret?: string }>('POST', '/apps', {
       name: await field(r, 'name'),
       redirect_uris: lines(await field(r, 'redirect_uris')),
@@ -219,13 +214,12 @@ export function registerAppRoutes(app: App): void {
 
   app.get('/console/apps/:app', async (c) => {
     const r = c.get('console');
-    const found = await currentApp(r);
-    if ('refusal' in found) return found.refusal;
+    const current = scopedApp(r);
     const payouts = await r.api.get<Record<string, unknown>>(
-      `/apps/${encodeURIComponent(found.app.id)}/payouts`,
+      `/apps/${encodeURIComponent(current.id)}/payouts`,
     );
-    return render(r, { title: found.app.name, app: found.app, tab: 'overview' }, (csrf) => (
-      <Overview app={found.app} csrf={csrf} payouts={payouts.status === 200 ? payouts.data : undefined} />
+    return render(r, { title: current.name, app: current, tab: 'overview' }, (csrf) => (
+      <Overview app={current} csrf={csrf} payouts={payouts.status === 200 ? payouts.data : undefined} />
     ));
   });
 
@@ -291,11 +285,10 @@ export function registerAppRoutes(app: App): void {
 
   app.get('/console/apps/:app/keys', async (c) => {
     const r = c.get('console');
-    const found = await currentApp(r);
-    if ('refusal' in found) return found.refusal;
-    const keys = await r.api.list<KeyView>(`/apps/${encodeURIComponent(found.app.id)}/keys?limit=100`);
-    return render(r, { title: 'API keys', app: found.app, tab: 'keys' }, (csrf) => (
-      <KeysPage app={found.app} keys={keys} csrf={csrf} />
+    const current = scopedApp(r);
+    const keys = await r.api.list<KeyView>(`/apps/${encodeURIComponent(current.id)}/keys?limit=100`);
+    return render(r, { title: 'API keys', app: current, tab: 'keys' }, (csrf) => (
+      <KeysPage app={current} keys={keys} csrf={csrf} />
     ));
   });
 

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import { EVENT_NAMES } from '../../../wire.js';
-import { act, currentApp, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
+import { act, scopedApp, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
 import { Badge, Card, Fields, PostForm, appPath } from '../layout.js';
 
 type App = Hono<{ Variables: { console: ConsoleRequest } }>;
@@ -203,8 +203,7 @@ function pretty(body: string): string {
 export function registerDeliveryRoutes(app: App): void {
   app.get('/console/apps/:app/deliveries', async (c) => {
     const r = c.get('console');
-    const found = await currentApp(r);
-    if ('refusal' in found) return found.refusal;
+    const current = scopedApp(r);
     const filter = { event: c.req.query('event') ?? '', state: c.req.query('state') ?? '' };
     const query = new URLSearchParams({ limit: '50' });
     if (filter.event) query.set('event', filter.event);
@@ -212,37 +211,36 @@ export function registerDeliveryRoutes(app: App): void {
     const cursor = c.req.query('cursor');
     if (cursor) query.set('cursor', cursor);
     const answer = await r.api.get<{ data: DeliveryView[]; next_cursor: string | null }>(
-      `/apps/${encodeURIComponent(found.app.id)}/deliveries?${query}`,
+      `/apps/${encodeURIComponent(current.id)}/deliveries?${query}`,
     );
     let next: string | null = null;
     if (answer.data?.next_cursor) {
       const more = new URLSearchParams({ ...filter, cursor: answer.data.next_cursor });
-      next = `${appPath(found.app.id, '/deliveries')}?${more}`;
+      next = `${appPath(current.id, '/deliveries')}?${more}`;
     }
-    return render(r, { title: 'Deliveries', app: found.app, tab: 'deliveries' }, () =>
+    return render(r, { title: 'Deliveries', app: current, tab: 'deliveries' }, () =>
       answer.error ? (
         <p class="flash error">{answer.error.message}</p>
       ) : (
-        <DeliveryList app={found.app} deliveries={answer.data.data} filter={filter} next={next} />
+        <DeliveryList app={current} deliveries={answer.data.data} filter={filter} next={next} />
       ),
     );
   });
 
   app.get('/console/apps/:app/deliveries/:dlv', async (c) => {
     const r = c.get('console');
-    const found = await currentApp(r);
-    if ('refusal' in found) return found.refusal;
+    const current = scopedApp(r);
     const answer = await r.api.get<DeliveryView>(
-      `/apps/${encodeURIComponent(found.app.id)}/deliveries/${encodeURIComponent(c.req.param('dlv'))}`,
+      `/apps/${encodeURIComponent(current.id)}/deliveries/${encodeURIComponent(c.req.param('dlv'))}`,
     );
     return render(
       r,
-      { title: 'Delivery', app: found.app, tab: 'deliveries', status: answer.error ? answer.status : 200 },
+      { title: 'Delivery', app: current, tab: 'deliveries', status: answer.error ? answer.status : 200 },
       (csrf) =>
         answer.error ? (
           <p class="flash error">{answer.error.message}</p>
         ) : (
-          <DeliveryDetail app={found.app} d={answer.data} csrf={csrf} />
+          <DeliveryDetail app={current} d={answer.data} csrf={csrf} />
         ),
     );
   });

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
-import { currentApp, render, type AppView, type ConsoleRequest } from '../app.js';
+import { scopedApp, render, type AppView, type ConsoleRequest } from '../app.js';
 import { Card, appPath } from '../layout.js';
 import { testUsers, type TestUserView } from './simulator.js';
 
@@ -111,7 +111,12 @@ const LogPage: FC<{ app: AppView; entries: LogEntry[]; filter: { status: string;
   );
 };
 
-const PreviewPage: FC<{ app: AppView; users: TestUserView[]; userId: string }> = ({ app, users, userId }) => (
+const PreviewPage: FC<{ app: AppView; users: TestUserView[]; userId: string; frame: string | null }> = ({
+  app,
+  users,
+  userId,
+  frame,
+}) => (
   <>
     <h1>Embedded app preview</h1>
     <p class="muted">
@@ -141,12 +146,8 @@ const PreviewPage: FC<{ app: AppView; users: TestUserView[]; userId: string }> =
     </Card>
     {!app.embed_url ? (
       <p class="empty">This app has no embed URL: set one in Overview → Settings.</p>
-    ) : userId ? (
-      <iframe
-        class="preview"
-        title={`${app.name} as ${userId}`}
-        src={`/dashboard/apps/${encodeURIComponent(app.id)}?user_id=${encodeURIComponent(userId)}`}
-      ></iframe>
+    ) : frame ? (
+      <iframe class="preview" title={`${app.name} as ${userId}`} src={frame}></iframe>
     ) : null}
   </>
 );
@@ -155,26 +156,23 @@ const PreviewPage: FC<{ app: AppView; users: TestUserView[]; userId: string }> =
 export function registerLogRoutes(app: App): void {
   app.get('/console/apps/:app/logs', async (c) => {
     const r = c.get('console');
-    const found = await currentApp(r);
-    if ('refusal' in found) return found.refusal;
+    const current = scopedApp(r);
     const filter = { status: c.req.query('status') ?? '', path: c.req.query('path') ?? '' };
     const query = new URLSearchParams({ limit: '100' });
     if (filter.status) query.set('status', filter.status);
     if (filter.path) query.set('path', filter.path);
-    const entries = await r.api.list<LogEntry>(`/apps/${encodeURIComponent(found.app.id)}/logs?${query}`);
+    const entries = await r.api.list<LogEntry>(`/apps/${encodeURIComponent(current.id)}/logs?${query}`);
     return render(
       r,
-      { title: 'Request log', app: found.app, tab: 'logs' },
-      <LogPage app={found.app} entries={entries} filter={filter} />,
+      { title: 'Request log', app: current, tab: 'logs' },
+      <LogPage app={current} entries={entries} filter={filter} />,
     );
   });
 
   // The API's stream, passed through for the page's EventSource (which sends the session cookie).
   app.get('/console/apps/:app/logs/stream', async (c) => {
     const r = c.get('console');
-    const id = c.req.param('app');
-    const only = r.session.principal.appId;
-    if (only && only !== id) return c.text('Not found.', 404);
+    const id = scopedApp(r).id;
     const query = new URLSearchParams();
     for (const name of ['status', 'path']) {
       const v = c.req.query(name);
@@ -195,14 +193,21 @@ export function registerLogRoutes(app: App): void {
 
   app.get('/console/apps/:app/preview', async (c) => {
     const r = c.get('console');
-    const found = await currentApp(r);
-    if ('refusal' in found) return found.refusal;
-    const users = await testUsers(r, found.app.id);
+    const current = scopedApp(r);
+    const users = await testUsers(r, current.id);
     const userId = c.req.query('user_id') ?? users[0]?.id ?? '';
+    // The frame's address carries a preview pass of this app: the dashboard page signs a context token
+    // for its holder only, and the console's cookie never reaches /dashboard.
+    const link = userId && current.embed_url ? new URL(r.deps.previewLink(current.id, userId).url) : null;
     return render(
       r,
-      { title: 'Preview', app: found.app, tab: 'preview' },
-      <PreviewPage app={found.app} users={users} userId={userId} />,
+      { title: 'Preview', app: current, tab: 'preview' },
+      <PreviewPage
+        app={current}
+        users={users}
+        userId={userId}
+        frame={link ? `${link.pathname}${link.search}` : null}
+      />,
     );
   });
 }

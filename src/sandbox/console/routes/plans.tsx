@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import { minorUnits } from '../../../wire.js';
-import { act, currentApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
+import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
 import { Badge, Card, PostForm, appPath } from '../layout.js';
 
 type App = Hono<{ Variables: { console: ConsoleRequest } }>;
@@ -146,11 +146,10 @@ const PlansPage: FC<{ app: AppView; plans: PlanView[]; csrf: string }> = ({ app,
 export function registerPlanRoutes(app: App): void {
   app.get('/console/apps/:app/plans', async (c) => {
     const r = c.get('console');
-    const found = await currentApp(r);
-    if ('refusal' in found) return found.refusal;
-    const plans = await r.api.list<PlanView>(`/apps/${encodeURIComponent(found.app.id)}/plans?limit=100`);
-    return render(r, { title: 'Plans', app: found.app, tab: 'plans' }, (csrf) => (
-      <PlansPage app={found.app} plans={plans} csrf={csrf} />
+    const current = scopedApp(r);
+    const plans = await r.api.list<PlanView>(`/apps/${encodeURIComponent(current.id)}/plans?limit=100`);
+    return render(r, { title: 'Plans', app: current, tab: 'plans' }, (csrf) => (
+      <PlansPage app={current} plans={plans} csrf={csrf} />
     ));
   });
 

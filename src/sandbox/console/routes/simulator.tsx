@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import { EVENT_NAMES } from '../../../wire.js';
-import { act, currentApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
+import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
 import { Badge, Card, Fields, PostForm, appPath } from '../layout.js';
 import type { PlanView } from './plans.js';
 
@@ -284,17 +284,16 @@ function clockOutcome(data: {
 export function registerSimulatorRoutes(app: App): void {
   app.get('/console/apps/:app/simulator', async (c) => {
     const r = c.get('console');
-    const found = await currentApp(r);
-    if ('refusal' in found) return found.refusal;
-    const id = encodeURIComponent(found.app.id);
+    const current = scopedApp(r);
+    const id = encodeURIComponent(current.id);
     const [clock, users, plans] = await Promise.all([
       r.api.get<{ now: string; offset_s: number }>('/simulator/clock'),
-      testUsers(r, found.app.id),
+      testUsers(r, current.id),
       r.api.list<PlanView>(`/apps/${id}/plans?limit=100`),
     ]);
-    return render(r, { title: 'Simulator', app: found.app, tab: 'simulator' }, (csrf) => (
+    return render(r, { title: 'Simulator', app: current, tab: 'simulator' }, (csrf) => (
       <SimulatorPage
-        app={found.app}
+        app={current}
         csrf={csrf}
         clock={clock.status === 200 ? clock.data : undefined}
         users={users}
