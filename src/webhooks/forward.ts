@@ -37,7 +37,6 @@ export function deliveryHeaders(headers: Record<string, unknown>): Record<string
 /** An HTTP field name (RFC 9110 section 5.1: a token). */
 const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A character an HTTP field value may not hold (RFC 9110 section 5.5: CR, LF, NUL, other controls). */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
 /**

@@ -31,6 +31,8 @@ export class SseParser {
     private readonly onMessage: (message: SseMessage) => void,
     private readonly onRetry: (ms: number) => void = () => {},
     private readonly maxChars = MAX_EVENT_CHARS,
+    /** Who sent the stream, as the size message names it. */
+    private readonly sender = 'the relay',
   ) {}
 
   /**
@@ -66,7 +68,7 @@ export class SseParser {
     this.partChars = 0;
     this.data = [];
     this.dataChars = 0;
-    throw new Error(`the relay sent an event longer than ${this.maxChars / 1024 / 1024} MiB`);
+    throw new Error(`${this.sender} sent an event longer than ${this.maxChars / 1024 / 1024} MiB`);
   }
 
   private line(line: string): void {

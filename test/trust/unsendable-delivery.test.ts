@@ -4,7 +4,13 @@
 // is not pending after a restart; the relay path drops the hop headers as the local receiver does.
 import { describe, expect, it } from 'vitest';
 import { useListenFixture, spawnListen } from '../webhooks/helpers.js';
-import { deliveryFrame, envelope, positionFrame, RELAY_SECRET, startHostileRelay } from './hostile/relay.js';
+import {
+  deliveryFrame,
+  envelope,
+  positionFrame,
+  RELAY_SECRET,
+  startHostileRelay,
+} from './hostile/streams.js';
 
 const fx = useListenFixture();
 

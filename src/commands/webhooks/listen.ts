@@ -111,6 +111,7 @@ and \`mkt webhooks resend\` work beside it.`;
         concurrency: f.concurrency,
         signal,
         emit: renderer.render,
+        backlog: () => deps.out.backlog(),
       });
     } finally {
       renderer.flush();

@@ -19,6 +19,8 @@ export interface ListenInput {
   /** Aborted to stop (Ctrl-C, SIGTERM): forwards in flight finish, the journal is flushed. */
   signal: AbortSignal;
   emit(event: ListenEvent): void;
+  /** While the output cannot keep up, a promise of when it can (Output.backlog). */
+  backlog?(): Promise<void> | undefined;
 }
 
 /**
@@ -91,6 +93,7 @@ export async function listen(deps: Deps, input: ListenInput): Promise<void> {
         if (e.type === 'fatal') fatal.abort(e);
         input.emit(e);
       },
+      backlog: input.backlog,
     });
     const stop = AbortSignal.any([input.signal, fatal.signal]);
     try {

@@ -1,6 +1,7 @@
-// A hostile marketplace relay of the test's own: `GET …/webhooks/stream` answers Server-Sent Events
-// that it writes as told (signed deliveries with whatever headers, raw frames, a firehose), so a
-// test can feed `mkt webhooks listen` what a real marketplace never would.
+// Hostile marketplace streams of the test's own: the relay (`GET …/webhooks/stream`) and the request
+// log (`GET …/logs/stream`) answer Server-Sent Events written as told (signed deliveries with
+// whatever headers, raw frames, a firehose), so a test can feed `mkt webhooks listen` and
+// `mkt logs tail` what a real marketplace never would.
 import { createHmac } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { startServer, type TestServer } from '../../support/server.js';
@@ -36,18 +37,21 @@ export function deliveryFrame(
 export const positionFrame = (seq: number) =>
   `id: ${seq}\nevent: position\ndata: ${JSON.stringify({ last_id: seq })}\n\n`;
 
-/** A relay: each stream request gets `serve(res, lastEventId)`; the stream is left open after it. */
-export interface HostileRelay extends TestServer {
+/** An SSE server: each stream request gets `serve(res, lastEventId)`; the stream is left open after it. */
+export interface HostileStream extends TestServer {
   /** Open stream responses (to write more to them). */
   streams: ServerResponse[];
 }
+export type HostileRelay = HostileStream;
 
-export async function startHostileRelay(
+/** A server answering `GET …<path>` (path ends with `suffix`) with an event stream `serve` writes. */
+export async function startHostileStream(
+  suffix: string,
   serve: (res: ServerResponse, lastEventId: string | undefined) => void,
-): Promise<HostileRelay> {
+): Promise<HostileStream> {
   const streams: ServerResponse[] = [];
   const server = await startServer((req, res) => {
-    if (!/\/webhooks\/stream$/.test(new URL(req.url ?? '/', 'http://x').pathname)) {
+    if (!new URL(req.url ?? '/', 'http://x').pathname.endsWith(suffix)) {
       res.writeHead(404, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ error: { code: 'not_found', message: 'Not here.' } }));
     }
@@ -67,6 +71,10 @@ export async function startHostileRelay(
     },
   });
 }
+
+/** A relay (`…/webhooks/stream`). */
+export const startHostileRelay = (serve: (res: ServerResponse, lastEventId: string | undefined) => void) =>
+  startHostileStream('/webhooks/stream', serve);
 
 /**
  * Writes `frame(i)` for i = 0, 1, … as fast as the reader takes them (respecting the socket's
