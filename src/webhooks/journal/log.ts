@@ -1,5 +1,5 @@
 import { constants as fsConstants, fstatSync, statfsSync } from 'node:fs';
-import { mkdir, open, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { HEADER } from '../../wire.js';
 import { IdTable } from '../id-table.js';
 import { BoundedMap } from './bounded-map.js';
@@ -8,6 +8,10 @@ import {
   DSYNC,
   fileName,
   journalFiles,
+  journalOpenError,
+  NOFOLLOW,
+  readJournalFile,
+  truncateJournalFile,
   linesToCarry,
   parseLines,
   parsesAsRecord,
@@ -34,7 +38,7 @@ const INDEX_CAP = 20_000;
  * commit instead of write + fdatasync. Where the platform has no `O_DSYNC` (Windows), an explicit
  * datasync after each write. Not O_APPEND: the listener writes at its own position (see `writeOut`).
  */
-const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | (DSYNC ?? 0);
+const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | (DSYNC ?? 0) | NOFOLLOW;
 
 /**
  * Room made at the end of the file at once, as newlines (empty lines, which readers skip): a record
@@ -120,7 +124,7 @@ export class DeliveryLog {
     let bad = 0;
     for (const n of files) {
       const path = fileName(dir, n);
-      let bytes = await readFile(path);
+      let bytes = await readJournalFile(path);
       if (n === files.at(-1)) {
         // The written part ends at the last line; newlines after it are reserved room.
         let end = bytes.length;
@@ -132,7 +136,7 @@ export class DeliveryLog {
             `The journal ${path} ended with a partly written line (a crash during a write); it was removed.`,
           );
           bytes = bytes.subarray(0, start);
-          await truncate(path, start);
+          await truncateJournalFile(path, start);
           log.size = start;
         } else log.size = end === 0 ? 0 : end + 1;
         log.allocated = bytes.length;
@@ -147,8 +151,8 @@ export class DeliveryLog {
 
   private async openFile(): Promise<void> {
     const path = fileName(this.dir, this.fileNo);
-    this.handle = await open(path, WRITE_FLAGS, 0o600);
-    this.appender = await open(path, WRITE_FLAGS | fsConstants.O_APPEND, 0o600);
+    this.handle = await open(path, WRITE_FLAGS, 0o600).catch(journalOpenError(path));
+    this.appender = await open(path, WRITE_FLAGS | fsConstants.O_APPEND, 0o600).catch(journalOpenError(path));
   }
 
   private apply(r: JournalRecord): void {
