@@ -7,7 +7,8 @@ import { LOOPBACK_HOSTS } from './wire.js';
  * - `site` (--site-url, MKT_SITE_URL): no query; kept as origin and path without a trailing slash;
  * - `redirect` (--redirect-uri): plain http only on a loopback host;
  * - `webhook`, `embed` (--webhook-url, --embed-url): "" clears it (null);
- * - `forward` (--forward-to): `localhost:3000/hooks` means `http://localhost:3000/hooks`.
+ * - `forward` (--forward-to): what people type for a server on their machine: `3000` and `:3000/hooks`
+ *   mean `http://localhost:3000/…`, `localhost:3000/hooks` means `http://localhost:3000/hooks`.
  */
 export type UrlKind = 'site' | 'redirect' | 'webhook' | 'embed' | 'forward';
 
@@ -16,7 +17,7 @@ const ACCEPTED: Record<UrlKind, string> = {
   redirect: `https://… or, for a local app, ${LOOPBACK_HOSTS.map((h) => `http://${h}`).join(', ')}`,
   webhook: 'an http(s)://host/path URL (or "" to clear it)',
   embed: `https://… or, for a page on your machine, ${LOOPBACK_HOSTS.map((h) => `http://${h}`).join(', ')} (or "" to clear it)`,
-  forward: 'http(s)://host[:port]/path, or host:port/path for http',
+  forward: 'a port (3000), :3000/path, host:port/path (http), or http(s)://host[:port]/path',
 };
 
 /** Whether a URL (or a host name) is a loopback host. */
@@ -34,8 +35,7 @@ export function checkUrl(value: string, kind: UrlKind, label: string, note = '')
   const shown = value.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1…@');
   const fail = (why: string) => new UsageError(`${label} "${shown}"${note} ${why}`, { code: 'invalid_url' });
   const accepted = ACCEPTED[kind];
-  // A forward target without a scheme is http (`localhost:3000` parses as the scheme "localhost:").
-  const text = kind === 'forward' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? `http://${value}` : value;
+  const text = kind === 'forward' ? forwardText(value) : value;
   let url: URL;
   try {
     url = new URL(text);
@@ -52,6 +52,17 @@ export function checkUrl(value: string, kind: UrlKind, label: string, note = '')
   if ((kind === 'redirect' || kind === 'embed') && url.protocol === 'http:' && !isLoopback(url))
     throw fail(`uses plain http on a host that is not loopback; expected ${accepted}.`);
   return url;
+}
+
+/**
+ * A forward target as a URL text: a bare port (`3000`, `:3000/hooks`) is on this machine's
+ * `localhost` (not the IPv4 number 0.0.11.184), and a target without a scheme is http
+ * (`localhost:3000` would parse as the scheme "localhost:").
+ */
+function forwardText(value: string): string {
+  const port = /^:?(\d{1,5})(\/.*)?$/.exec(value);
+  if (port) return `http://localhost:${port[1]}${port[2] ?? '/'}`;
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
 }
 
 /** A site URL as requests are built from it: origin and path, no trailing slash. */

@@ -1,9 +1,10 @@
-import { chmod, readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SiteInfo } from '../auth/token-endpoint.js';
 import { systemClock } from '../platform/clock.js';
 import { writeFileAtomic } from '../platform/fs-atomic.js';
 import { withFileLock } from '../platform/lock-file.js';
+import { checkPrivateFolder } from '../platform/private-folder.js';
 import { MktError, UsageError } from '../errors.js';
 import { checkUrl } from '../urls.js';
 
@@ -69,35 +70,14 @@ export function validateSetting(key: string, value?: string): void {
  * (with a warning): whoever can write there can redirect the site URL or swap the credential file.
  */
 export async function checkConfigDir(dir: string, warn: (message: string) => void): Promise<void> {
-  if (process.platform === 'win32') return;
-  let info;
-  try {
-    info = await stat(dir);
-  } catch {
-    return; // created later, 0700
-  }
-  const uid = process.getuid?.();
-  if (uid !== undefined && info.uid !== uid && info.uid !== 0) {
-    throw new MktError(
-      'config_dir_unsafe',
-      `The config folder ${dir} belongs to another user (uid ${info.uid}); mkt keeps secrets and settings only in a folder of yours.`,
-      1,
-      { hints: ['MKT_CONFIG_DIR=~/.config/mkt mkt …   (a folder you own)'] },
-    );
-  }
-  if ((info.mode & 0o022) === 0) return;
-  try {
-    await chmod(dir, info.mode & 0o755);
-  } catch (err) {
-    throw new MktError(
-      'config_dir_unsafe',
-      `The config folder ${dir} is writable by others and could not be fixed (${(err as Error).message}).`,
-      1,
-      { hints: [`chmod go-w "${dir}"`] },
-    );
-  }
-  warn(
-    `The config folder ${dir} was writable by others (mode ${(info.mode & 0o777).toString(8)}); removed their write access.`,
+  await checkPrivateFolder(
+    dir,
+    {
+      label: 'config folder',
+      code: 'config_dir_unsafe',
+      hints: ['MKT_CONFIG_DIR=~/.config/mkt mkt …   (a folder you own)'],
+    },
+    warn,
   );
 }
 

@@ -1,7 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { resolveAppId } from '../apps/resolve.js';
 import type { Deps } from '../deps.js';
-import { SseParser } from '../webhooks/relay.js';
+import { MAX_EVENT_CHARS, SseParser } from '../webhooks/relay.js';
 import { logFilter, type RequestLogEntry } from './filter.js';
 
 /** What `tailLogs` reports; the command renders it. */
@@ -34,6 +34,8 @@ export async function tailLogs(
     path?: string;
     signal: AbortSignal;
     emit: (event: TailEvent) => void;
+    /** While the output cannot keep up, a promise of when it can: the stream is not read meanwhile. */
+    backlog?: () => Promise<void> | undefined;
     timing?: Partial<TailTiming>;
   },
 ): Promise<void> {
@@ -74,6 +76,7 @@ export async function tailLogs(
     return readEntries(res.body, {
       idleTimeoutMs: timing.idleTimeoutMs,
       signal: input.signal,
+      backlog: input.backlog,
       entry: (entry) => {
         attempt = 0;
         lastId = entry.id;
@@ -99,13 +102,16 @@ function readEntries(
   on: {
     idleTimeoutMs: number;
     signal: AbortSignal;
+    backlog?: () => Promise<void> | undefined;
     entry: (entry: RequestLogEntry) => void;
     malformed: (message: string) => void;
   },
 ): Promise<string> {
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
+    let done = false;
     const finish = (why: string) => {
+      done = true;
       clearTimeout(timer);
       on.signal.removeEventListener('abort', abort);
       (body as { destroy?: () => void }).destroy?.();
@@ -122,22 +128,38 @@ function readEntries(
     on.signal.addEventListener('abort', abort, { once: true });
     arm();
     const decoder = new StringDecoder('utf8');
-    const parser = new SseParser((m) => {
-      if (m.event !== 'request') return;
-      const entry = parseJson(m.data) as RequestLogEntry | undefined;
-      if (!entry || typeof entry.id !== 'string' || typeof entry.path !== 'string') {
-        on.malformed(`A log message (id ${m.id ?? '-'}) is not a request log entry.`);
-        return;
-      }
-      on.entry(entry);
-    });
+    const parser = new SseParser(
+      (m) => {
+        if (m.event !== 'request') return;
+        const entry = parseJson(m.data) as RequestLogEntry | undefined;
+        if (!entry || typeof entry.id !== 'string' || typeof entry.path !== 'string') {
+          on.malformed(`A log message (id ${m.id ?? '-'}) is not a request log entry.`);
+          return;
+        }
+        on.entry(entry);
+      },
+      undefined,
+      MAX_EVENT_CHARS,
+      'the request log stream',
+    );
     body.on('data', (chunk: Buffer) => {
       arm();
       try {
         parser.push(decoder.write(chunk));
       } catch (err) {
-        finish((err as Error).message);
+        return finish((err as Error).message);
       }
+      // The output is behind: read nothing more (the server's writes wait in the socket) until it
+      // caught up; the silence meanwhile is ours, not a dead connection.
+      const wait = on.backlog?.();
+      if (!wait) return;
+      body.pause();
+      clearTimeout(timer);
+      void wait.then(() => {
+        if (done) return;
+        arm();
+        body.resume();
+      });
     });
     body.on('end', () => finish('the server closed the stream'));
     body.on('error', (err: Error) => finish(err.message));

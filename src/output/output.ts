@@ -27,6 +27,7 @@ export class Output {
   /** stderr may carry colour. */
   readonly color: boolean;
   private readonly said = new Set<string>();
+  private draining: Promise<void> | undefined;
   private readonly chalk: ReturnType<typeof palette>;
 
   constructor(options: { stdout: Stream; stderr: Stream; env: Env; json: boolean }) {
@@ -42,6 +43,26 @@ export class Output {
   data(line: string): void {
     const safe = safeLine(line);
     this.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
+  }
+
+  /**
+   * Undefined while stdout takes more; while its reader is behind (write() said false), a promise
+   * that resolves once it drained. A stream reader stops reading until then: memory stays bounded
+   * by stdout's buffer however slow its reader (`mkt logs tail | less`, a paused pipe).
+   */
+  backlog(): Promise<void> | undefined {
+    const s = this.stdout;
+    if (!s.writableNeedDrain) return undefined;
+    return (this.draining ??= new Promise<void>((resolve) => {
+      const done = () => {
+        s.off('drain', done);
+        s.off('close', done);
+        this.draining = undefined;
+        resolve();
+      };
+      s.on('drain', done);
+      s.on('close', done);
+    }));
   }
 
   /** Writes a JSON document to stdout (the one way mkt prints JSON: jsonText). */

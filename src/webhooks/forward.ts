@@ -17,18 +17,40 @@ const HOP_BY_HOP = new Set([
   'content-length',
 ]);
 
-/** The end-to-end headers of a delivery, lowercase, single-valued: what is journaled and forwarded. */
-export function deliveryHeaders(
-  headers: Record<string, string | string[] | undefined>,
-): Record<string, string> {
+/**
+ * The end-to-end headers of a delivery, lowercase, single-valued: what is journaled and forwarded.
+ * The one filter for both ways in (the local receiver and the relay stream): a header of one hop
+ * (Host, Content-Length, Expect…) never reaches the handler, whoever sent it.
+ */
+export function deliveryHeaders(headers: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const k in headers) {
     const v = headers[k];
     const name = k.toLowerCase();
-    if (v === undefined || HOP_BY_HOP.has(name)) continue;
-    out[name] = Array.isArray(v) ? v.join(', ') : v;
+    if (HOP_BY_HOP.has(name)) continue;
+    if (typeof v === 'string') out[name] = v;
+    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out[name] = v.join(', ');
   }
   return out;
+}
+
+/** An HTTP field name (RFC 9110 section 5.1: a token). */
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A character an HTTP field value may not hold (RFC 9110 section 5.5: CR, LF, NUL, other controls). */
+const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+/**
+ * Why these headers cannot be sent as received (a name that is not a token, a control character or
+ * CR/LF in a value), or undefined. A property of the delivery, not of the target: never retried.
+ */
+export function unsendable(headers: Record<string, string>): string | undefined {
+  for (const name in headers) {
+    if (!FIELD_NAME.test(name)) return `its header name ${JSON.stringify(name)} is not a valid HTTP name`;
+    const bad = BAD_VALUE_CHAR.exec(headers[name]!);
+    if (bad)
+      return `its header ${name} holds ${JSON.stringify(bad[0])}, which HTTP does not allow in a value`;
+  }
+  return undefined;
 }
 
 /** The answer of the forward target. */
@@ -40,6 +62,8 @@ export interface ForwardResult {
   ms: number;
   /** The start of the answer's body (at most EXCERPT_BYTES, as UTF-8), or null when it had none. */
   excerpt: string | null;
+  /** The delivery itself cannot be sent as received (`unsendable`): nothing was sent, no retry helps. */
+  unsendable?: true;
 }
 
 /** How much of the handler's answer is kept: enough to read an error, bounded whatever it sends. */
@@ -78,7 +102,8 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
    */
   const headerList = (headers: Record<string, string>): string[] => {
     const list: string[] = [];
-    for (const name in headers) if (!added.has(name)) list.push(name, headers[name]!);
+    for (const name in headers)
+      if (!added.has(name) && !HOP_BY_HOP.has(name)) list.push(name, headers[name]!);
     return list.concat(addedList);
   };
   const dispatch = (client: Pool, body: Buffer, headers: Record<string, string>) =>
@@ -128,9 +153,15 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     }));
-  const forward = (body: Buffer, headers: Record<string, string>): Promise<ForwardResult> =>
-    pool
+  const forward = (body: Buffer, headers: Record<string, string>): Promise<ForwardResult> => {
+    const why = unsendable(headers);
+    if (why) {
+      const error = `not sent: ${why}`;
+      return Promise.resolve({ ok: false, status: null, error, ms: 0, excerpt: null, unsendable: true });
+    }
+    return pool
       ? dispatch(pool, body, headers)
       : (loading ??= load()).then((client) => dispatch(client, body, headers));
+  };
   return Object.assign(forward, { close: async () => (await loading)?.close() });
 }

@@ -2,6 +2,7 @@ import { HEADER } from '../wire.js';
 import { StringDecoder } from 'node:string_decoder';
 import type { StreamResponse } from '../api/transport.js';
 import { ExitCode } from '../errors.js';
+import { deliveryHeaders } from './forward.js';
 
 /**
  * The longest SSE event (and line) a relay may send: 1 MiB of context plus the largest delivery, a
@@ -30,6 +31,8 @@ export class SseParser {
     private readonly onMessage: (message: SseMessage) => void,
     private readonly onRetry: (ms: number) => void = () => {},
     private readonly maxChars = MAX_EVENT_CHARS,
+    /** Who sent the stream, as the size message names it. */
+    private readonly sender = 'the relay',
   ) {}
 
   /**
@@ -65,7 +68,7 @@ export class SseParser {
     this.partChars = 0;
     this.data = [];
     this.dataChars = 0;
-    throw new Error(`the relay sent an event longer than ${this.maxChars / 1024 / 1024} MiB`);
+    throw new Error(`${this.sender} sent an event longer than ${this.maxChars / 1024 / 1024} MiB`);
   }
 
   private line(line: string): void {
@@ -268,13 +271,17 @@ export class RelayConnection {
     try {
       const d = JSON.parse(m.data) as { delivery_id?: unknown; headers?: unknown; body?: unknown };
       if (typeof d.body !== 'string' || !d.headers || typeof d.headers !== 'object') throw new Error('shape');
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(d.headers as Record<string, unknown>)) {
-        if (typeof v === 'string') headers[k.toLowerCase()] = v;
-      }
+      const headers = deliveryHeaders(d.headers as Record<string, unknown>);
       const id = typeof d.delivery_id === 'string' ? d.delivery_id : headers[HEADER.delivery];
       if (!id) throw new Error('no id');
       const seq = m.id !== undefined && /^\d+$/.test(m.id) ? Number(m.id) : undefined;
+      if (seq !== undefined && !Number.isSafeInteger(seq)) {
+        // Past 2^53 a number is rounded: resuming after it would skip or repeat deliveries.
+        this.on.malformed(
+          `A relay delivery (${id}) has the sequence number ${m.id}, beyond what can be counted exactly; it is taken without a position.`,
+        );
+        return this.on.delivery({ seq: undefined, id, headers, body: d.body });
+      }
       this.on.delivery({ seq, id, headers, body: d.body });
     } catch {
       this.on.malformed(

@@ -26,15 +26,27 @@ export interface ResendResult {
  * A delivery refused for its signature is verified again with the app's current secret first.
  */
 export async function resend(deps: Deps, input: ResendInput): Promise<ResendResult[]> {
-  const { appendRecord, bodyBytes, journalDir, readJournal, receivedRecord, summarize } =
-    await import('./journal.js');
+  const { journalDir, journalFolder } = await import('./journal.js');
+  const { withFileLock } = await import('../platform/lock-file.js');
+  const { dataDir } = await import('../platform/paths.js');
+  const { join } = await import('node:path');
+  const dir = journalDir(dataDir(deps.env), input.appId);
+  await journalFolder(dir, (message) => deps.out.warn(message), { create: true });
+  // One resend per journal at a time: a second one reads the journal once the first wrote its
+  // outcomes, so two `resend --status failed` never both forward the same delivery.
+  return withFileLock(join(dir, 'resend.lock'), deps.clock, () => resendLocked(deps, input, dir), {
+    waitMs: 300_000,
+  });
+}
+
+async function resendLocked(deps: Deps, input: ResendInput, dir: string): Promise<ResendResult[]> {
+  const { appendRecord, bodyBytes, readJournal, receivedRecord, summarize } = await import('./journal.js');
   const { forwardTo } = await import('./forward.js');
   const { redactUrl } = await import('../api/redact.js');
   const { lockHolder } = await import('../platform/lock-file.js');
   const { dataDir } = await import('../platform/paths.js');
   const { appId } = input;
   const app = appId ? ` --app ${appId}` : '';
-  const dir = journalDir(dataDir(deps.env), appId);
   const records = await readJournal(dir);
   const summaries = summarize(records);
   const chosen = input.allFailed

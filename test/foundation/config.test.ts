@@ -112,7 +112,7 @@ describe('the config folder', () => {
     const r = await runMkt(['config', 'list'], folder, { env: { HOME: dir.path } });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`The config folder ${folder} was writable by others (mode 777)`);
-    expect((await stat(folder)).mode & 0o777).toBe(0o755);
+    expect((await stat(folder)).mode & 0o777).toBe(0o700);
     const again = await runMkt(['config', 'list'], folder, { env: { HOME: dir.path } });
     expect(again.stderr).not.toContain('writable by others');
   });

@@ -33,6 +33,7 @@ export default class LogsTail extends BaseCommand<typeof LogsTail> {
       path: this.flags.path,
       signal,
       emit: tailRenderer(deps.out, { json: deps.json }),
+      backlog: () => deps.out.backlog(),
     });
     throw signal.reason;
   }

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { UsageError } from '../../errors.js';
 import { flags } from '../../flags.js';
-import { checkUrl } from '../../urls.js';
+import { checkUrl, isLoopback } from '../../urls.js';
 
 export default class WebhooksListen extends BaseCommand<typeof WebhooksListen> {
   static summary = "Receive the app's webhook deliveries, verify, journal and forward them.";
@@ -23,7 +23,9 @@ and \`mkt webhooks resend\` work beside it.`;
   static enableJsonFlag = true;
   static flags = {
     app: flags.app(),
-    'forward-to': Flags.string({ description: 'URL to forward each verified delivery to' }),
+    'forward-to': Flags.string({
+      description: 'where to forward each verified delivery: a port (3000), localhost:3000/hooks or a URL',
+    }),
     port: Flags.integer({
       description: 'port of the local receiver on 127.0.0.1 (0: any free port)',
       default: 0,
@@ -93,6 +95,14 @@ and \`mkt webhooks resend\` work beside it.`;
       ? await resolveAppId(deps, { app: f.app })
       : await optionalAppId(deps, { app: f.app });
     const renderer = listenRenderer(deps.out, { json: deps.json, appId });
+    if (forwardTo && !isLoopback(forwardTo)) {
+      const { redactUrl } = await import('../../api/redact.js');
+      // First, before anything else is said: signed deliveries would leave this machine.
+      renderer.render({
+        type: 'warning',
+        message: `--forward-to ${redactUrl(forwardTo.href)} is not on this machine: each verified delivery, signed and with its headers, is sent to ${forwardTo.host}.`,
+      });
+    }
     try {
       await listen(deps, {
         appId,
@@ -111,6 +121,7 @@ and \`mkt webhooks resend\` work beside it.`;
         concurrency: f.concurrency,
         signal,
         emit: renderer.render,
+        backlog: () => deps.out.backlog(),
       });
     } finally {
       renderer.flush();

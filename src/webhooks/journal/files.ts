@@ -1,13 +1,80 @@
 // The journal's files: where they are, how they are read, and how one line is written beside a
 // running listener.
-import { mkdir, open, readdir, readFile, type FileHandle } from 'node:fs/promises';
+import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { constants as fsConstants, write } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { MktError } from '../../errors.js';
+import { checkPrivateFolder, privateFolder, type PrivateFolder } from '../../platform/private-folder.js';
 import type { JournalRecord } from './records.js';
 
 const FILE_PATTERN = /^journal-(\d+)\.jsonl$/;
 /** O_DSYNC where the platform has it (log.ts: WRITE_FLAGS); else an explicit datasync after each write. */
 export const DSYNC = fsConstants.O_DSYNC;
+
+/** Opening a journal file never follows a symbolic link planted at its name (ELOOP instead). */
+export const NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
+
+const FOLDER: PrivateFolder = {
+  label: 'journal folder',
+  code: 'journal_unsafe',
+  hints: ['MKT_DATA_DIR=~/.local/share/mkt mkt …   (a folder you own)'],
+  follow: false,
+};
+
+/**
+ * Checks (and with `create`, makes) the journal folder `dir` and the `webhooks` folder above it as
+ * the credentials' folder is checked: real folders (no link), this user's, writable by nobody else
+ * (tightened to 0700 with one warning), and the data folder above them this user's.
+ */
+export async function journalFolder(
+  dir: string,
+  warn: (message: string) => void,
+  options: { create?: boolean } = {},
+): Promise<void> {
+  const data = dirname(dirname(dir));
+  const check = async () => {
+    await checkPrivateFolder(data, { ...FOLDER, label: 'data folder', follow: true }, warn);
+    await checkPrivateFolder(dirname(dir), FOLDER, warn);
+    await checkPrivateFolder(dir, FOLDER, warn);
+  };
+  await check(); // before anything is made through a link
+  if (!options.create) return;
+  await privateFolder(dir, FOLDER, warn);
+  await check();
+}
+
+/** A journal file's open failed: a link at its name is said as such, anything else as it is. */
+export function journalOpenError(path: string): (err: NodeJS.ErrnoException) => never {
+  return (err) => {
+    if (err.code !== 'ELOOP') throw err;
+    throw new MktError(
+      'journal_unsafe',
+      `The journal file ${path} is a symbolic link; mkt never reads or writes deliveries through a link.`,
+      1,
+      { hints: [`rm "${path}"   (after looking at what it points to)`] },
+    );
+  };
+}
+
+/** The bytes of a journal file, never through a link. */
+export async function readJournalFile(path: string): Promise<Buffer> {
+  const handle = await open(path, fsConstants.O_RDONLY | NOFOLLOW).catch(journalOpenError(path));
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Cuts a journal file to `length` bytes, never through a link. */
+export async function truncateJournalFile(path: string, length: number): Promise<void> {
+  const handle = await open(path, fsConstants.O_WRONLY | NOFOLLOW).catch(journalOpenError(path));
+  try {
+    await handle.truncate(length);
+  } finally {
+    await handle.close();
+  }
+}
 
 /** The journal folder of an app (or "local" without one) under the data folder. */
 export function journalDir(dataDir: string, appId: string | undefined): string {
@@ -95,7 +162,7 @@ export async function readJournal(dir: string): Promise<JournalRecord[]> {
   for (const n of await journalFiles(dir)) {
     let text: string;
     try {
-      text = await readFile(fileName(dir, n), 'utf8');
+      text = (await readJournalFile(fileName(dir, n))).toString('utf8');
     } catch (err) {
       // A running listener rotated the journal and removed its oldest file since we listed them.
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
@@ -115,9 +182,11 @@ export async function readJournal(dir: string): Promise<JournalRecord[]> {
  * meanwhile, the line lands in the file before the new one, which is read in order all the same.
  */
 export async function appendRecord(dir: string, record: JournalRecord): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await journalFolder(dir, () => undefined, { create: true });
   const files = await journalFiles(dir);
-  const handle = await open(fileName(dir, files.at(-1) ?? 1), 'a', 0o600);
+  const path = fileName(dir, files.at(-1) ?? 1);
+  const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | NOFOLLOW;
+  const handle = await open(path, flags, 0o600).catch(journalOpenError(path));
   try {
     await handle.write(`${JSON.stringify(record)}\n`);
     await handle.datasync();
@@ -134,7 +203,7 @@ export async function appendRecord(dir: string, record: JournalRecord): Promise<
 export async function linesToCarry(path: string, keep: (id: string) => boolean): Promise<string> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = (await readJournalFile(path)).toString('utf8');
   } catch {
     return '';
   }

@@ -1,5 +1,5 @@
 import { constants as fsConstants, fstatSync } from 'node:fs';
-import { mkdir, open, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { HEADER } from '../../wire.js';
 import { IdTable } from '../id-table.js';
 import { BoundedMap } from './bounded-map.js';
@@ -8,6 +8,10 @@ import {
   DSYNC,
   fileName,
   journalFiles,
+  journalOpenError,
+  NOFOLLOW,
+  readJournalFile,
+  truncateJournalFile,
   linesToCarry,
   parseLines,
   parsesAsRecord,
@@ -38,9 +42,9 @@ const INDEX_CAP = 20_000;
  * datasync after each write. O_APPEND: every write goes after whatever any writer (a `resend`)
  * appended, so the file is its lines and nothing else (no room reserved ahead, no empty lines).
  */
-const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | (DSYNC ?? 0);
+const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | (DSYNC ?? 0) | NOFOLLOW;
 /** The same file for outcomes (`note`): appended at once, synced with the next group commit. */
-const NOTE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND;
+const NOTE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | NOFOLLOW;
 /** The most bytes of refused deliveries (bad signature, cross-site) one journal file keeps. */
 const REFUSED_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;
@@ -115,7 +119,7 @@ export class DeliveryLog {
     let bad = 0;
     for (const n of files) {
       const path = fileName(dir, n);
-      let bytes = await readFile(path);
+      let bytes = await readJournalFile(path);
       if (n === files.at(-1)) {
         // The written part ends at the last line (a journal of an older mkt may have room reserved
         // after it, as newlines: given back here).
@@ -132,7 +136,7 @@ export class DeliveryLog {
         }
         if (keep < bytes.length) {
           bytes = bytes.subarray(0, keep);
-          await truncate(path, keep);
+          await truncateJournalFile(path, keep);
         }
       }
       for (const r of parseLines(bytes.toString('utf8'), () => bad++)) log.apply(r);
@@ -145,8 +149,8 @@ export class DeliveryLog {
 
   private async openFile(): Promise<void> {
     const path = fileName(this.dir, this.fileNo);
-    this.handle = await open(path, WRITE_FLAGS, 0o600);
-    this.plain = await open(path, NOTE_FLAGS);
+    this.handle = await open(path, WRITE_FLAGS, 0o600).catch(journalOpenError(path));
+    this.plain = await open(path, NOTE_FLAGS).catch(journalOpenError(path));
   }
 
   private apply(r: JournalRecord): void {

@@ -45,6 +45,8 @@ export interface EngineOptions {
   relayPositionWaitMs?: number;
   resendHint(id: string): string;
   emit(event: ListenEvent): void;
+  /** While the output cannot keep up, a promise of when it can: nothing more is read meanwhile. */
+  backlog?(): Promise<void> | undefined;
 }
 
 /**
@@ -67,6 +69,8 @@ export class ListenEngine {
   private readonly waiting = new Set<() => void>();
   /** Relay deliveries being taken (stop waits for them). */
   private readonly taking = new Set<Promise<unknown>>();
+  /** Set while the output is behind: resolves once it caught up. */
+  private outputWait: Promise<void> | undefined;
 
   constructor(private readonly o: EngineOptions) {
     this.intake = new Intake({
@@ -91,8 +95,8 @@ export class ListenEngine {
         emit: o.emit,
         drained: () => {
           if (this.forwarder!.backlog >= this.highWater / 2) return;
-          this.relay?.resume();
-          for (const admit of this.waiting) admit();
+          this.throttle();
+          if (!this.outputWait) for (const admit of this.waiting) admit();
         },
       });
     }
@@ -102,13 +106,41 @@ export class ListenEngine {
     return this.o.highWaterMark ?? Math.max(32, 2 * (this.o.concurrency ?? 8));
   }
 
+  /** True while the output is behind (and arranges to look again once it caught up). */
+  private outputBehind(): boolean {
+    if (this.outputWait) return true;
+    const wait = this.o.backlog?.();
+    if (!wait) return false;
+    this.outputWait = wait.then(() => {
+      this.outputWait = undefined;
+      this.throttle();
+      for (const admit of this.waiting) admit();
+    });
+    return true;
+  }
+
+  /**
+   * Pauses the relay stream while anything downstream is behind (deliveries being journaled, the
+   * forward backlog, the output), and resumes it once all are at half their mark: memory stays
+   * bounded whatever the relay sends and however slow the reader of our output.
+   */
+  private throttle(): void {
+    if (!this.relay) return;
+    const backlog = this.forwarder?.backlog ?? 0;
+    const behind = this.outputBehind();
+    if (behind || this.taking.size >= this.highWater || backlog >= this.highWater) this.relay.pause();
+    else if (this.taking.size < this.highWater / 2 && backlog < this.highWater / 2) this.relay.resume();
+  }
+
   /**
    * Resolves when a local delivery may be taken: at once, or (while the backlog is at its high-water
    * mark) once it went down or ADMIT_WAIT_MS passed. A sender faster than the target is slowed down
    * instead of queueing in memory; one that waits long is taken anyway (the journal holds it).
    */
   private admit(): Promise<void> | undefined {
-    if (!this.forwarder || this.forwarder.backlog < this.highWater || this.stopping) return undefined;
+    if (this.stopping) return undefined;
+    const full = this.forwarder !== undefined && this.forwarder.backlog >= this.highWater;
+    if (!full && !this.outputBehind()) return undefined;
     return new Promise((resolve) => {
       const admit = () => {
         clearTimeout(timer);
@@ -159,7 +191,7 @@ export class ListenEngine {
   /** Queues a journaled delivery; the relay pauses while the backlog is at its high-water mark. */
   private forward(job: Job): void {
     this.forwarder!.push(job);
-    if (this.forwarder!.backlog >= this.highWater) this.relay?.pause();
+    this.throttle();
   }
 
   private startRelay(relay: NonNullable<EngineOptions['relay']>): Promise<void> {
@@ -199,7 +231,11 @@ export class ListenEngine {
                 this.relay?.reconnect(`the journal could not take ${d.id}`);
               });
             this.taking.add(taken);
-            void taken.finally(() => this.taking.delete(taken));
+            this.throttle();
+            void taken.finally(() => {
+              this.taking.delete(taken);
+              this.throttle();
+            });
           },
           position: ({ seq, after }) => {
             const known = this.o.journal.lastSeq;

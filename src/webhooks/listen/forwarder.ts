@@ -88,6 +88,11 @@ export class Forwarder {
       }
       attempts += 1;
       const result = await this.forward(job.body, job.record.headers);
+      if (result.unsendable) {
+        // The delivery's own fault, whatever the target: failed once, the next one goes.
+        if (this.down?.probe === job) this.handOver();
+        return this.settle(job, attempts - 1, result);
+      }
       if (result.ok || !isRetryable(result)) {
         this.markUp();
         return this.settle(job, attempts, result);

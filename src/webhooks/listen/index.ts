@@ -19,6 +19,8 @@ export interface ListenInput {
   /** Aborted to stop (Ctrl-C, SIGTERM): forwards in flight finish, the journal is flushed. */
   signal: AbortSignal;
   emit(event: ListenEvent): void;
+  /** While the output cannot keep up, a promise of when it can (Output.backlog). */
+  backlog?(): Promise<void> | undefined;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface ListenInput {
 export async function listen(deps: Deps, input: ListenInput): Promise<void> {
   const { appId } = input;
   const { dataDir } = await import('../../platform/paths.js');
-  const { DeliveryLog, journalDir } = await import('../journal.js');
+  const { DeliveryLog, journalDir, journalFolder } = await import('../journal.js');
   const { JournalLock } = await import('../../platform/lock-file.js');
   const { fetchWebhookSecret, isExplicitSecret, keepWebhookSecret, resolveWebhookSecret } =
     await import('../secret.js');
@@ -42,6 +44,8 @@ export async function listen(deps: Deps, input: ListenInput): Promise<void> {
   }
   // One listener per journal: a second one would forward every delivery again.
   const dir = journalDir(dataDir(deps.env), appId);
+  // Only where the credentials may live: no link, this user's, nobody else's to write.
+  await journalFolder(dir, (message) => input.emit({ type: 'warning', message }), { create: true });
   const lock = await JournalLock.acquire(dir, {
     forwardTo: input.forwardTo && redactUrl(input.forwardTo.href),
     app: appId,
@@ -91,6 +95,7 @@ export async function listen(deps: Deps, input: ListenInput): Promise<void> {
         if (e.type === 'fatal') fatal.abort(e);
         input.emit(e);
       },
+      backlog: input.backlog,
     });
     const stop = AbortSignal.any([input.signal, fatal.signal]);
     try {

@@ -15,6 +15,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialMs: 1_000, maxMs: 30_0
  * 408, 429 or 5xx. Any other 4xx is the handler.s final word.
  */
 export function isRetryable(result: ForwardResult): boolean {
+  if (result.unsendable) return false;
   const s = result.status;
   return s === null || s === 408 || s === 429 || s >= 500;
 }
