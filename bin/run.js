@@ -22,6 +22,15 @@ function run(args) {
     args.splice(noColor, 1);
     process.env.FORCE_COLOR = '0';
   }
+  // Output that cannot be written is an error (exit 1), as with gh: a full disk, an I/O error, a
+  // reader that closed the pipe (said by nothing more: the reader has gone, as after `| head -1`).
+  process.stdout.on('error', (err) => {
+    if (err.code !== 'EPIPE')
+      process.stderr.write(
+        `Error: mkt could not write its output: ${err.message.replace(/, write$/, '')}.\n`,
+      );
+    process.exit(1);
+  });
   const argv = args.slice(2);
   if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version')) {
     const version = require('../package.json').version;
