@@ -25,7 +25,10 @@ async function verifyCli(payload: string, signature: string, secret = SECRET, ex
   );
   return {
     code: res.code,
-    doc: JSON.parse(res.stdout) as { valid?: boolean; error?: { code: string; message: string } },
+    doc: JSON.parse(res.stdout) as {
+      valid?: boolean;
+      error?: { code: string; message: string; hints?: string[] };
+    },
   };
 }
 
