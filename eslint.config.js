@@ -35,8 +35,11 @@ export default tseslint.config(
   },
   {
     // CommonJS (bin/package.json): a run starts no ES module loader.
-    files: ['bin/run.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly' } },
+    files: ['bin/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', __dirname: 'readonly', module: 'writable' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -2,27 +2,42 @@
 // `mkt --version` without loading anything; everything else through oclif, bundled in dist/
 // (esbuild.config.js, src/boot.ts): commands are found from oclif.manifest.json and only the one
 // run is evaluated. CommonJS (bin/package.json, dist/package.json): a run starts no ES module loader.
-// --no-color works anywhere before `--`, on every command, as chalk and users expect: a switch for the
-// whole run (FORCE_COLOR=0, which chalk and src/output/colour.ts read), not a flag of each command.
-const end = process.argv.indexOf('--');
-const noColor = process.argv.findIndex((a, i) => i > 1 && (end < 0 || i < end) && a === '--no-color');
-if (noColor > 1) {
-  process.argv.splice(noColor, 1);
-  process.env.FORCE_COLOR = '0';
-}
-const argv = process.argv.slice(2);
+// This file parses on any Node (nothing newer than ES2015), so that an old one gets to the check below.
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 13)) {
-  // node:sqlite (the sandbox's store) and the rest of mkt need 22.13; say so before anything fails.
-  process.stderr.write(
-    `mkt needs Node.js 22.13 or newer; this is Node.js ${process.version}.\n` +
-      'Install a current Node.js (22 or 24) from https://nodejs.org and run mkt again.\n',
-  );
-  process.exitCode = 1;
-} else if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version')) {
-  const { version } = require('../package.json');
-  process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
+  // node:sqlite (the sandbox's store) and the rest of mkt need 22.13: the project's own Node in a
+  // checkout, else one sentence with the fix (bin/old-node.js).
+  require('./old-node.js')();
 } else {
+  run(process.argv);
+}
+
+/** mkt on a Node it runs on. */
+function run(args) {
+  // --no-color works anywhere before `--`, on every command, as chalk and users expect: a switch for
+  // the whole run (FORCE_COLOR=0, which chalk and src/output/colour.ts read), not a flag of each command.
+  const end = args.indexOf('--');
+  const noColor = args.findIndex((a, i) => i > 1 && (end < 0 || i < end) && a === '--no-color');
+  if (noColor > 1) {
+    args.splice(noColor, 1);
+    process.env.FORCE_COLOR = '0';
+  }
+  // Output that cannot be written is an error (exit 1), as with gh: a full disk, an I/O error, a
+  // reader that closed the pipe (said by nothing more: the reader has gone, as after `| head -1`).
+  process.stdout.on('error', (err) => {
+    if (err.code !== 'EPIPE')
+      process.stderr.write(
+        `Error: mkt could not write its output: ${err.message.replace(/, write$/, '')}.\n`,
+      );
+    process.exit(1);
+  });
+  const argv = args.slice(2);
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version')) {
+    const version = require('../package.json').version;
+    process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
+    return;
+  }
+  moveLeadingGlobalFlags(args);
   // src/boot.ts keeps the bundle compiled, and turns Node's compile cache on in the same checked
   // folder (never Node's default, the shared temporary folder).
   let oclif;
@@ -34,5 +49,32 @@ if (major < 22 || (major === 22 && minor < 13)) {
     process.stderr.write('Error: mkt is not built yet in this folder.\n  Try: npm run build\n');
     process.exit(1);
   }
-  oclif.execute({ dir: require('node:path').join(__dirname, '..') });
+  oclif.execute({ dir: require('path').join(__dirname, '..') });
+}
+
+/**
+ * Global flags may stand before the command, as with gh (`mkt --profile ada whoami`, `mkt --json
+ * whoami`): oclif reads the first word as the command, so the flags that lead are moved behind the
+ * command's words (before any `--`), where every command takes them. A flag's value goes with it.
+ */
+function moveLeadingGlobalFlags(args) {
+  const withValue = ['--profile', '--site-url'];
+  const alone = ['--json', '--verbose'];
+  const moved = [];
+  let i = 2;
+  for (;;) {
+    const word = args[i];
+    if (alone.includes(word) || withValue.some((f) => word && word.startsWith(`${f}=`))) {
+      moved.push(word);
+      i += 1;
+    } else if (withValue.includes(word) && i + 1 < args.length) {
+      moved.push(word, args[i + 1]);
+      i += 2;
+    } else break;
+  }
+  // Only when a command follows: `mkt --json` alone stays as typed.
+  if (moved.length === 0 || i >= args.length || args[i].startsWith('-')) return;
+  args.splice(2, i - 2);
+  const end = args.indexOf('--');
+  args.splice(end < 0 ? args.length : end, 0, ...moved);
 }

@@ -2,7 +2,7 @@ import { Command, Flags, type Interfaces } from '@oclif/core';
 import { createDeps, type Deps } from './deps.js';
 import { InterruptedError, MktError, TerminatedError, UsageError } from './errors.js';
 import { jsonText } from './output/output.js';
-import { parseErrorMessage } from './output/parse-error.js';
+import { argumentGivenAsFlag, parseErrorMessage } from './output/parse-error.js';
 import { reportError } from './output/report.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -109,6 +109,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return Object.keys({ ...this.ctor.flags, ...(this.ctor as typeof BaseCommand).baseFlags });
   }
 
+  /** oclif's parse error in mkt's words, with the line that works when a flag names the argument. */
+  private parseError(err: Error): UsageError {
+    const asArgument = argumentGivenAsFlag(
+      err.message,
+      { id: this.id ?? '', args: Object.keys(this.ctor.args ?? {}) },
+      this.argv,
+    );
+    if (asArgument) return new UsageError(asArgument.message, { hints: [asArgument.hint] });
+    return new UsageError(parseErrorMessage(err.message, this.flagNames()));
+  }
+
   protected override async catch(
     err: Error & { exitCode?: number; oclif?: { exit?: number } },
   ): Promise<unknown> {
@@ -117,16 +128,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // A command that stopped cleanly on Ctrl-C or SIGTERM has said so: only the exit code is left.
     if (err === this.stopRequest?.signal.reason) return this.exit((err as MktError).exitCode);
     const json = this.jsonEnabled();
-    const error = reportError(
-      isParseError(err) ? new UsageError(parseErrorMessage(err.message, this.flagNames())) : err,
-      {
-        json,
-        verbose: this.flags?.verbose,
-        stdout: process.stdout,
-        stderr: process.stderr,
-        env: process.env,
-      },
-    );
+    const error = reportError(isParseError(err) ? this.parseError(err) : err, {
+      json,
+      verbose: this.flags?.verbose,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+    });
     if (!json && isParseError(err))
       process.stderr.write(`  See: mkt ${this.id?.replace(/:/g, ' ') ?? ''} --help\n`);
     process.exitCode = error.exitCode;

@@ -65,5 +65,19 @@ export function minorUnits(currency: string): number | undefined {
   return MINOR_UNITS.get(currency.toUpperCase());
 }
 
+/**
+ * An amount in a currency's minor units as people write it, with the currency's own decimals:
+ * "99.00 USD", "1200 JPY", "1.250 KWD"; an unknown currency says its amount is in minor units. The
+ * one money formatter: the CLI's output, the sandbox's messages and its console all show money so.
+ */
+export function formatAmount(amount: number, currency: string): string {
+  const digits = minorUnits(currency);
+  if (digits === undefined) return `${amount} ${currency} (minor units)`;
+  const abs = Math.abs(amount);
+  const whole = Math.floor(abs / 10 ** digits);
+  const fraction = digits ? `.${String(abs % 10 ** digits).padStart(digits, '0')}` : '';
+  return `${amount < 0 ? '-' : ''}${whole}${fraction} ${currency.toUpperCase()}`;
+}
+
 /** The loopback host names: where plain http is allowed (RFC 8252 §7.3) and local servers answer. */
 export const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'] as const;

@@ -71,21 +71,24 @@ changes nothing (the delivery is marked X-Marketplace-Simulated: synthetic). Tes
       return result;
     }
     if (!deps.json) {
-      deps.out.data(result.delivery_id);
-      const w = result.webhook;
-      const hook =
-        w.status === 'delivered'
-          ? `delivered to ${w.url} (${w.response_status})`
-          : w.status === 'no_url'
-            ? 'no URL set (mkt apps update --webhook-url URL)'
-            : `failed at ${w.url}: ${w.error ?? w.response_status}; the marketplace retries`;
       const out = deps.out;
-      (w.status === 'failed' ? out.warn.bind(out) : out.success.bind(out))(
-        `Sent ${event} (${result.delivery_id}); webhook: ${hook}`,
+      out.data(result.delivery_id);
+      // Each way the event went, told apart: the relay (listen) and the app's webhook URL.
+      const n = result.listeners;
+      out.success(
+        `Sent ${event} (${result.delivery_id})${n > 0 ? ` to ${n} relay listener${n === 1 ? '' : 's'} (mkt webhooks listen)` : ''}.`,
       );
-      out.info(
-        `  relay listeners: ${result.listeners}${result.listeners === 0 ? ' (start one with mkt webhooks listen)' : ''}`,
-      );
+      const w = result.webhook;
+      if (w.status === 'delivered')
+        out.success(`Delivered to the app's webhook URL ${w.url} (${w.response_status}).`);
+      else if (w.status === 'failed')
+        out.warn(
+          `The app's webhook URL ${w.url} did not take it (${w.error ?? w.response_status}); the marketplace retries it there.`,
+        );
+      else if (n === 0)
+        out.info(
+          'No listener and no webhook URL: start mkt webhooks listen, or set mkt apps update --webhook-url URL.',
+        );
       out.info(out.dim(`  data: ${JSON.stringify(result.envelope?.data ?? {})}`));
     }
     return result;

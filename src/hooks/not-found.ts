@@ -29,9 +29,16 @@ const hook: Hook.CommandNotFound = async function (opts) {
   const known = parts.map((_, i) => parts.slice(0, parts.length - i).join(':')).find((id) => find(id));
   if (known) {
     const extra = parts.slice(known.split(':').length);
+    // An id where the command takes it by a flag (`mkt entitlements usr_…`): the line with the flag.
+    const flag = extra.length === 1 ? flagForId(extra[0]!, find(known)!) : undefined;
+    const line = ['mkt', spaced(known), ...(flag ? [`--${flag}`, extra[0]!] : []), ...flagWords].map(
+      shellWord,
+    );
     error = new UsageError(
-      `Unexpected argument "${extra.join(' ')}": mkt ${spaced(known)} takes no arguments.`,
-      { code: 'unexpected_argument', hints: [`mkt ${spaced(known)} --help`] },
+      `Unexpected argument "${extra.join(' ')}": mkt ${spaced(known)} takes no arguments${
+        flag ? `; name the ${flag} with --${flag} ${extra[0]}` : ''
+      }.`,
+      { code: 'unexpected_argument', hints: [flag ? line.join(' ') : `mkt ${spaced(known)} --help`] },
     );
   } else {
     // The longest leading part that is a topic ("" for the root), and the word after it.
@@ -81,5 +88,12 @@ const hook: Hook.CommandNotFound = async function (opts) {
   });
   this.exit(error.exitCode);
 };
+
+/** The flag of `command` that takes an id like `word` (`usr_…` → user, `app_…` → app), if it has one. */
+function flagForId(word: string, command: Command.Loadable): string | undefined {
+  const byPrefix: Record<string, string> = { usr: 'user', app: 'app', key: 'key', pay: 'payment' };
+  const name = byPrefix[/^([a-z]+)_\w/.exec(word)?.[1] ?? ''];
+  return name && command.flags?.[name] ? name : undefined;
+}
 
 export default hook;

@@ -1,5 +1,5 @@
 import { stripVTControlCharacters } from 'node:util';
-import { closest } from './suggest.js';
+import { closest, shellWord } from './suggest.js';
 
 /**
  * oclif's parse errors in mkt's words: flags named as typed (`--name`), arguments by their usage
@@ -28,11 +28,36 @@ export function parseErrorMessage(message: string, flagNames: string[] = []): st
       line
         .trim()
         .replace(/^Missing required flag (\S+)$/, 'Missing required flag --$1.')
-        .replace(/^Nonexistent flags?: (--?[\w-]+)$/, (all, typed: string) => {
+        .replace(/^Nonexistent flags?: (--?[\w-]+)(?:=.*)?$/, (all, typed: string) => {
           const guess = closest(typed.replace(/^-+/, ''), flagNames);
           return `Unknown flag ${typed}.${guess ? ` Did you mean --${guess}?` : ''}`;
         }),
     )
     .filter(Boolean)
     .join('\n');
+}
+
+/**
+ * A flag typed for what the command takes as its argument (`mkt plans get --plan X`): the line that
+ * gives it as the argument, or undefined when the error is another one. `command` is the command's
+ * words (`plans get`), `argv` what followed them.
+ */
+export function argumentGivenAsFlag(
+  message: string,
+  command: { id: string; args: string[] },
+  argv: string[],
+): { message: string; hint: string } | undefined {
+  const typed = /Nonexistent flags?: --([\w-]+)/.exec(stripVTControlCharacters(message))?.[1];
+  if (!typed || !command.args.includes(typed)) return undefined;
+  const at = argv.findIndex((a) => a === `--${typed}` || a.startsWith(`--${typed}=`));
+  if (at < 0) return undefined;
+  const joined = argv[at]!.includes('=');
+  const value = joined ? argv[at]!.slice(argv[at]!.indexOf('=') + 1) : argv[at + 1];
+  if (value === undefined || value.startsWith('-')) return undefined;
+  const rest = argv.filter((_, i) => i !== at && (joined || i !== at + 1));
+  const words = command.id.split(':');
+  return {
+    message: `Unknown flag --${typed}: mkt ${words.join(' ')} takes the ${typed} as its argument, not as a flag.`,
+    hint: ['mkt', ...words, ...[value, ...rest].map(shellWord)].join(' '),
+  };
 }

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { minorUnits } from '../wire.js';
+import { formatAmount, minorUnits } from '../wire.js';
 
 export { minorUnits };
 
@@ -43,14 +43,7 @@ export function parseMoney(price: string, currency: string): Money {
   return { amount, currency: code };
 }
 
-/** A price for people: "9.99 USD", "500 JPY"; an unknown currency is shown in minor units. */
+/** A price for people: "9.99 USD", "500 JPY", "-" for none (formatAmount, the one money formatter). */
 export function formatMoney(money: Money | null | undefined): string {
-  if (!money) return '-';
-  const digits = minorUnits(money.currency);
-  if (digits === undefined) return `${money.amount} ${money.currency} (minor units)`;
-  const sign = money.amount < 0 ? '-' : '';
-  const abs = Math.abs(money.amount);
-  const whole = Math.floor(abs / 10 ** digits);
-  const fraction = digits ? `.${String(abs % 10 ** digits).padStart(digits, '0')}` : '';
-  return `${sign}${whole}${fraction} ${money.currency}`;
+  return money ? formatAmount(money.amount, money.currency) : '-';
 }

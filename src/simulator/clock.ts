@@ -30,18 +30,45 @@ export interface Advance extends BusinessTime {
 }
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
+/** Calendar units, in months: a month or a year from a date is as long as the calendar says. */
+const MONTHS: Record<string, number> = { mo: 1, y: 12 };
+const PART = /(\d+)(mo|[smhdwy])/g;
 
-/** `31d`, `12h`, `1d12h`, `90m`, `2w`, `45s` → seconds; anything else is a usage error. */
-export function durationSeconds(text: string): number {
-  const parts = /^(?:\d+[smhdw])+$/.test(text) ? text.match(/\d+[smhdw]/g) : null;
-  const seconds = (parts ?? []).reduce((sum, p) => sum + Number(p.slice(0, -1)) * UNITS[p.slice(-1)]!, 0);
-  if (!parts || seconds <= 0 || !Number.isSafeInteger(seconds)) {
-    throw new UsageError(`"${text}" is not a duration; write it like 31d, 12h, 90m, 2w or 1d12h.`, {
+/** How far to move: whole calendar months (`1y`, `1mo`) and seconds (`2w`, `36h`, `1d12h`). */
+export interface Duration {
+  months: number;
+  seconds: number;
+}
+
+/** `1y`, `6mo`, `2w`, `31d`, `36h`, `90m`, `45s` and sums (`1y2mo`, `1d12h`); anything else is a usage error. */
+export function parseDuration(text: string): Duration {
+  const whole = /^(?:\d+(?:mo|[smhdwy]))+$/.test(text);
+  const d: Duration = { months: 0, seconds: 0 };
+  for (const [, n, unit] of whole ? text.matchAll(PART) : []) {
+    if (unit! in MONTHS) d.months += Number(n) * MONTHS[unit!]!;
+    else d.seconds += Number(n) * UNITS[unit!]!;
+  }
+  if (!whole || d.months + d.seconds <= 0 || !Number.isSafeInteger(d.seconds) || d.months > 1200) {
+    throw new UsageError(`"${text}" is not a duration; write it like 1y, 1mo, 2w, 31d, 36h or 1d12h.`, {
       code: 'invalid_duration',
-      hints: ['mkt simulator clock advance 31d'],
+      hints: ['mkt simulator clock advance 1mo'],
     });
   }
-  return seconds;
+  return d;
+}
+
+/**
+ * Seconds from `from` (ms) to the same moment `months` calendar months later, plus `seconds`; a day
+ * past the end of the target month ends on its last day (Jan 31 + 1mo = Feb 28 or 29), as periods do.
+ */
+export function durationFrom(from: number, d: Duration): number {
+  const start = new Date(from);
+  const target = new Date(from);
+  target.setUTCDate(1);
+  target.setUTCMonth(target.getUTCMonth() + d.months);
+  const last = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
+  target.setUTCDate(Math.min(start.getUTCDate(), last));
+  return Math.round((target.getTime() - from) / 1000) + d.seconds;
 }
 
 /** The business clock now. */

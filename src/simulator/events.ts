@@ -13,7 +13,12 @@ const EVENT_FIELDS: Record<EventName, Record<string, FieldKind>> = {
   'user.authorized': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
   'user.revoked': { user_id: 'string', app_id: 'string', scopes: 'string[]' },
   'subscription.created': { user_id: 'string', plan: 'string' },
-  'subscription.cancelled': { user_id: 'string', plan: 'string', cancelled_at: 'timestamp' },
+  'subscription.cancelled': {
+    user_id: 'string',
+    plan: 'string',
+    cancelled_at: 'timestamp',
+    reason: 'string',
+  },
 };
 
 /** Checks an event name, or a usage error listing the valid ones. */
@@ -170,6 +175,12 @@ export async function triggerEvent(
   },
 ): Promise<TriggerResult | DryRun> {
   await requireTestCredential(deps);
+  for (const key of ['cancelled_at', 'reason'])
+    if (!input.synthetic && key in input.data)
+      throw new UsageError(
+        `data.${key} is set by the marketplace when it cancels: leave it out, or send the data as given with --synthetic.`,
+        { code: 'enacted_field' },
+      );
   const appId = await resolveAppId(deps, input);
   // An enacted event's times and scopes are the marketplace's; defaults are filled here only for
   // what is sent as given (synthetic) or only shown (dry run).
@@ -182,7 +193,7 @@ export async function triggerEvent(
     input.synthetic || data.user_id !== undefined ? undefined : await leftOutUser(deps, input.event, appId);
   if (typeof user === 'string') data.user_id = user;
   if (input.dryRun) {
-    const full = await resolveServerDefaults(deps, input.event, data, appId);
+    const full = input.synthetic ? data : await enactedData(deps, input.event, data, appId);
     const envelope = { event: input.event, timestamp: isoSeconds(deps.clock.now()), data: full };
     const leftOut =
       user === null
@@ -239,20 +250,81 @@ async function leftOutUser(
   );
 }
 
-/** For --dry-run: fills a missing plan (the app's first paid plan) by reading. */
-async function resolveServerDefaults(
+/**
+ * For --dry-run: the data the marketplace's send would carry (docs/DECISIONS.md §5), in its order —
+ * the plan the user is on, the business time and the reason of a cancellation, the scopes a
+ * revocation takes away — read from the marketplace, never guessed. Only the new test user's id of a
+ * subscription.created without --user is left out (the marketplace makes it when it sends).
+ */
+async function enactedData(
   deps: Pick<Deps, 'api'>,
   event: EventName,
   data: Record<string, unknown>,
   appId: string,
 ): Promise<Record<string, unknown>> {
-  const out = { ...data };
-  if ('plan' in EVENT_FIELDS[event] && out.plan === undefined) {
-    const plans = await deps.api.list<{ id: string; kind?: string; archived?: boolean }>(
-      `/apps/${encodeURIComponent(appId)}/plans`,
-    );
-    const live = plans.filter((p) => !p.archived);
-    out.plan = (live.find((p) => p.kind !== 'free') ?? live[0])?.id ?? 'pro-monthly';
+  const userId = data.user_id as string | undefined;
+  if (event === 'user.authorized') {
+    const scopes = [...new Set((data.scopes as string[] | undefined) ?? ['identity:read'])];
+    return { user_id: userId, app_id: appId, scopes };
   }
-  return out;
+  if (event === 'subscription.created') {
+    return { ...(userId ? { user_id: userId } : {}), plan: data.plan ?? (await firstPaidPlan(deps, appId)) };
+  }
+  // A marketplace that lists no test users picks the user itself (leftOutUser): nothing to read.
+  const user = userId === undefined ? undefined : await testUser(deps, appId, userId);
+  if (event === 'user.revoked')
+    return { user_id: userId, app_id: appId, ...(user?.scopes ? { scopes: user.scopes } : {}) };
+  if (user && !['active', 'trialing', 'past_due'].includes(user.status ?? '')) {
+    throw new MktError(
+      'no_subscription',
+      `Test user ${userId} has no subscription to cancel (${user.status ?? 'none'}).`,
+      1,
+      {
+        hints: [`mkt trigger subscription.created --user ${userId} --app ${appId}`],
+      },
+    );
+  }
+  if (user?.plan && data.plan !== undefined && data.plan !== user.plan) {
+    throw new UsageError(
+      `Test user ${userId} is on plan "${user.plan}", not "${String(data.plan)}"; leave --plan out.`,
+      {
+        code: 'wrong_plan',
+      },
+    );
+  }
+  const now = user ? (await deps.api.get<{ now: string }>('/simulator/clock')).data.now : undefined;
+  return { user_id: userId, plan: user?.plan ?? data.plan, cancelled_at: now, reason: 'requested' };
+}
+
+/** A test user as the marketplace shows it (undefined from a marketplace that does not list them). */
+async function testUser(
+  deps: Pick<Deps, 'api'>,
+  appId: string,
+  userId: string,
+): Promise<{ plan?: string; status?: string; scopes?: string[] } | undefined> {
+  try {
+    return (
+      await deps.api.get<{ plan?: string; status?: string; scopes?: string[] }>(
+        `/simulator/users/${encodeURIComponent(userId)}`,
+        { query: { app_id: appId } },
+      )
+    ).data;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 405) return undefined;
+    throw err;
+  }
+}
+
+/** The plan a subscription.created without --plan subscribes to: the app's first live paid plan. */
+async function firstPaidPlan(deps: Pick<Deps, 'api'>, appId: string): Promise<string> {
+  const plans = await deps.api.list<{ id: string; kind?: string; archived?: boolean }>(
+    `/apps/${encodeURIComponent(appId)}/plans`,
+  );
+  const live = plans.filter((p) => !p.archived);
+  const pick = (live.find((p) => p.kind !== 'free') ?? live[0])?.id;
+  if (!pick)
+    throw new MktError('no_plans', `App ${appId} has no plans.`, 1, {
+      hints: [`mkt plans create --app ${appId}`],
+    });
+  return pick;
 }

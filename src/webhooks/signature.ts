@@ -1,4 +1,5 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { humanDuration } from '../output/duration.js';
 
 /** Signatures are `sha256=` and 64 lowercase (or uppercase) hex digits. */
 export const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
@@ -121,7 +122,7 @@ export function checkDelivery(input: {
       ok: false,
       reason: 'stale_timestamp',
       envelope,
-      message: `The timestamp ${envelope.timestamp} is ${Math.abs(ageSeconds)} s ${ageSeconds >= 0 ? 'old' : 'in the future'}, outside the ${input.toleranceSeconds} s window. If this machine's clock is off, sync it (e.g. \`timedatectl set-ntp true\`); to accept older deliveries, raise the window with --tolerance SECONDS.`,
+      message: `The timestamp ${envelope.timestamp} is ${humanDuration(ageSeconds)} ${ageSeconds >= 0 ? 'old' : 'in the future'}, outside the window of ${humanDuration(input.toleranceSeconds)}.`,
     };
   }
   return { ok: true, envelope, ageSeconds };

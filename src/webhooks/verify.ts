@@ -65,11 +65,19 @@ export async function verifyPayload(
       );
     }
     if (check.reason === 'stale_timestamp') {
-      throw new CheckFailedError('stale_timestamp', `The signature is valid, but ${check.message}`, {
-        hints: [`mkt webhooks verify … --tolerance SECONDS`, 'mkt trigger EVENT   (a fresh delivery)'],
-      });
+      throw new CheckFailedError(
+        'stale_timestamp',
+        `The signature is valid, but ${sentencePart(check.message)}`,
+        {
+          hints: [
+            'mkt trigger EVENT   (a fresh delivery)',
+            `mkt webhooks verify … --tolerance SECONDS   (accept older deliveries)`,
+            "timedatectl set-ntp true   (if this machine's clock is off)",
+          ],
+        },
+      );
     }
-    throw new CheckFailedError(check.reason, `The signature is valid, but ${check.message}`);
+    throw new CheckFailedError(check.reason, `The signature is valid, but ${sentencePart(check.message)}`);
   }
   return {
     valid: true,
@@ -77,4 +85,9 @@ export async function verifyPayload(
     timestamp: check.envelope.timestamp,
     age_seconds: check.ageSeconds,
   };
+}
+
+/** A sentence of its own made the second half of one ("The timestamp …" → "the timestamp …"). */
+function sentencePart(sentence: string): string {
+  return /^[A-Z][a-z]/.test(sentence) ? sentence[0]!.toLowerCase() + sentence.slice(1) : sentence;
 }

@@ -143,7 +143,7 @@ describe('mkt plans list / get / update', () => {
       .trimEnd()
       .split('\n')
       .map((l) => l.split('\t'));
-    expect(rows.every((r) => r.length === 7)).toBe(true);
+    expect(rows.every((r) => r.length === 9)).toBe(true);
     expect(rows.find((r) => r[0] === 'pro-monthly')?.slice(0, 4)).toEqual([
       'pro-monthly',
       'Pro (monthly)',

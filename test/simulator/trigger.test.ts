@@ -33,7 +33,7 @@ describe('mkt trigger', () => {
     ]);
     expect(plain.code).toBe(0);
     expect(plain.stdout.trim()).toMatch(/^dlv_\w+$/);
-    expect(plain.stderr).toContain('relay listeners: 0');
+    expect(plain.stderr).toContain('No listener and no webhook URL');
   });
 
   it('refuses __proto__ and constructor in --data-file as unknown fields (exit 2)', async () => {
@@ -46,7 +46,7 @@ describe('mkt trigger', () => {
     }
   });
 
-  it('prints the exact envelope with --dry-run and sends nothing', async () => {
+  it('prints the exact envelope with --dry-run --synthetic and sends nothing', async () => {
     const r = await mkt([
       'trigger',
       'subscription.cancelled',
@@ -55,6 +55,7 @@ describe('mkt trigger', () => {
       '--plan',
       'pro-monthly',
       '--dry-run',
+      '--synthetic',
       '--set',
       'cancelled_at=2030-01-01T00:00:00Z',
     ]);

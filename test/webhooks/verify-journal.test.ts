@@ -25,7 +25,10 @@ async function verifyCli(payload: string, signature: string, secret = SECRET, ex
   );
   return {
     code: res.code,
-    doc: JSON.parse(res.stdout) as { valid?: boolean; error?: { code: string; message: string } },
+    doc: JSON.parse(res.stdout) as {
+      valid?: boolean;
+      error?: { code: string; message: string; hints?: string[] };
+    },
   };
 }
 
@@ -50,8 +53,11 @@ describe('mkt webhooks verify', () => {
     const old = body(new Date(Date.now() - 3_600_000).toISOString());
     const stale = await verifyCli(old, sign(SECRET, old));
     expect(stale).toMatchObject({ code: 3, doc: { error: { code: 'stale_timestamp' } } });
-    // The refusal says both ways out: sync the clock, or widen the window.
-    expect(stale.doc.error!.message).toMatch(/sync it.*--tolerance SECONDS/s);
+    // One sentence with the age as people say it; the ways out (sync the clock, widen the window) as hints.
+    expect(stale.doc.error!.message).toMatch(
+      /^The signature is valid, but the timestamp \S+ is 1 hour old, outside the window of 5 minutes\.$/,
+    );
+    expect(stale.doc.error!.hints!.join('\n')).toMatch(/--tolerance SECONDS[\s\S]*timedatectl set-ntp true/);
     expect(await verifyCli(old, sign(SECRET, old), SECRET, ['--tolerance', '7200'])).toMatchObject({
       code: 0,
     });

@@ -14,11 +14,12 @@ export default class SimulatorClock extends BaseCommand<typeof SimulatorClock> {
   async run() {
     const deps = await this.deps();
     const { showClock } = await import('../../simulator/clock.js');
+    const { humanDuration } = await import('../../output/duration.js');
     const clock = await showClock(deps);
     if (!deps.json) {
       deps.out.fields([
         ['Business time', clock.now],
-        ['Ahead of real time', `${clock.offset_s} s`],
+        ['Ahead of real time', humanDuration(clock.offset_s)],
       ]);
     }
     return clock;

@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { UsageError } from '../../errors.js';
 import { flags } from '../../flags.js';
+import { humanDuration } from '../../output/duration.js';
 
 export default class WebhooksVerify extends BaseCommand<typeof WebhooksVerify> {
   static summary = 'Check a webhook payload against its signature, and say why it fails.';
@@ -54,7 +55,7 @@ Where it came from is said on stderr.`;
     });
     if (!deps.json)
       deps.out.success(
-        `Valid signature: ${result.event} of ${result.timestamp} (${result.age_seconds} s old).`,
+        `Valid signature: ${result.event} of ${result.timestamp} (${humanDuration(result.age_seconds)} old).`,
       );
     return result;
   }

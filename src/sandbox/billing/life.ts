@@ -160,6 +160,8 @@ export class Life {
       cancelled_at: ent?.cancelled_at ?? null,
       payment_behaviour: this.store.paymentBehaviour(appId, user.id),
       usage: ent?.usage ?? null,
+      // What a revocation takes away (and says in user.revoked): `mkt trigger --dry-run` shows it.
+      scopes: this.grantedScopes(appId, user.id),
     };
   }
 
@@ -270,11 +272,17 @@ export class Life {
   ): { user: UserRecord; scopes: Scope[]; tokens: number; sent: Promise<EmitResult> } {
     const user = this.testUser(app, userId);
     const tokens = this.store.userTokens(app.id, user.id);
-    const scopes = [...new Set(tokens.flatMap((t) => t.scopes))].sort() as Scope[];
+    const scopes = this.grantedScopes(app.id, user.id);
     // Each removal ends the streams its grant opened (src/sandbox/streams.ts).
     for (const t of tokens) this.core.ledger.commit({ op: 'token-', token: t.token });
     const sent = this.core.deliveries.emit(app, 'user.revoked', { user_id: user.id, app_id: app.id, scopes });
     return { user, scopes, tokens: tokens.filter((t) => t.kind !== 'spent').length, sent };
+  }
+
+  /** The scopes the user's tokens for the app carry (spent ones too), sorted. */
+  grantedScopes(appId: string, userId: string): Scope[] {
+    const tokens = this.store.userTokens(appId, userId);
+    return [...new Set(tokens.flatMap((t) => t.scopes))].sort() as Scope[];
   }
 
   /** The app's oldest test user whose subscription can be cancelled, if any. */

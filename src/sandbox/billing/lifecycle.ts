@@ -1,3 +1,4 @@
+import { formatAmount } from '../../wire.js';
 import { isoStamp } from '../ids.js';
 import { DAY_MS, periodEnd } from './calendar.js';
 import { charge, paymentSummary } from './charges.js';
@@ -110,7 +111,7 @@ function startPaid(store: BillingStore, plan: BillingPlan, userId: string, at: n
     throw new BillingRefusal(
       402,
       'payment_declined',
-      `The charge of ${payment.amount} ${payment.currency} for plan "${plan.id}" was declined (${payment.id}), as the test user's payment behaviour says.`,
+      `The charge of ${formatAmount(payment.amount, payment.currency)} for plan "${plan.id}" was declined (${payment.id}), as the test user's payment behaviour says.`,
     );
   }
   return { sub, payment };

@@ -24,6 +24,8 @@ export function listenRenderer(
 ): { render(event: ListenEvent): void; flush(): void } {
   let batch = '';
   let history = 0;
+  // The first connection is in the `Receiving on …` line; later ones (reconnects) get their own.
+  let ready = false;
   const flush = () => {
     if (batch) out.data(batch);
     batch = '';
@@ -66,10 +68,11 @@ export function listenRenderer(
               : `${e.pending} ${e.pending === 1 ? 'delivery' : 'deliveries'} from an earlier run wait for a listen with --forward-to.`,
         );
         out.success(`Ready. ${out.dim(`Journal: ${e.journal}   Ctrl-C to stop.`)}`);
+        ready = true;
         return;
       }
       case 'connected':
-        if (e.after !== null) out.info(out.dim(`Relay connected (after #${e.after}).`));
+        if (ready && e.after !== null) out.info(out.dim(`Relay connected (after #${e.after}).`));
         return;
       case 'reconnecting':
         out.warn(

@@ -14,11 +14,15 @@ export default class SimulatorClockAdvance extends BaseCommand<typeof SimulatorC
     'Prints each transition (and the events it sent) in time order; on a terminal a long advance shows its progress and ends with a summary by transition and event. --json lists them all. Time never goes back.';
   static examples = [
     '<%= config.bin %> simulator clock advance 31d',
-    '<%= config.bin %> simulator clock advance 12h --json',
+    '<%= config.bin %> simulator clock advance 1mo',
+    '<%= config.bin %> simulator clock advance 1y',
+    '<%= config.bin %> simulator clock advance 36h --json',
     '<%= config.bin %> simulator clock advance --to 2027-01-01T00:00:00Z',
   ];
   static enableJsonFlag = true;
-  static args = { duration: Args.string({ description: 'how far: 31d, 12h, 90m, 2w, 1d12h' }) };
+  static args = {
+    duration: Args.string({ description: 'how far: 1y, 1mo (calendar), 2w, 31d, 36h, 90m, 1d12h' }),
+  };
   static flags = {
     to: Flags.string({ description: 'advance to this ISO 8601 time instead (later than now)' }),
   };
@@ -33,8 +37,11 @@ export default class SimulatorClockAdvance extends BaseCommand<typeof SimulatorC
       });
     }
     const clock = await import('../../../simulator/clock.js');
-    const seconds = duration === undefined ? undefined : clock.durationSeconds(duration);
+    const parsed = duration === undefined ? undefined : clock.parseDuration(duration);
     const deps = await this.deps();
+    // Calendar months and years count from business time now.
+    const from = parsed?.months ? Date.parse((await clock.showClock(deps)).now) : 0;
+    const seconds = parsed && clock.durationFrom(from, parsed);
     const { out } = deps;
     const progress = out.interactive && seconds !== undefined && seconds > STEP_S;
     let listed = 0;

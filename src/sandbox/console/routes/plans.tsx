@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
-import { minorUnits } from '../../../wire.js';
+import { formatAmount, minorUnits } from '../../../wire.js';
 import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
 import { Badge, Card, PostForm, appPath } from '../layout.js';
 
@@ -19,14 +19,9 @@ export interface PlanView {
   trial_days?: number;
 }
 
-/** A price exactly as `mkt plans` shows it: "9.99 USD", "500 JPY"; an unknown currency in minor units. */
+/** A price exactly as `mkt plans` shows it: "9.99 USD", "500 JPY" (formatAmount). */
 export function priceText(price: PlanView['price']): string {
-  if (!price) return 'free';
-  const digits = minorUnits(price.currency);
-  if (digits === undefined) return `${price.amount} ${price.currency} (minor units)`;
-  const whole = Math.floor(price.amount / 10 ** digits);
-  const fraction = digits ? `.${String(price.amount % 10 ** digits).padStart(digits, '0')}` : '';
-  return `${whole}${fraction} ${price.currency}`;
+  return price ? formatAmount(price.amount, price.currency) : 'free';
 }
 
 /** A decimal price typed in the form ("9.99") as minor units of its currency, exactly; or why not. */
