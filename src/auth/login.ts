@@ -1,6 +1,7 @@
 import type { Credential } from '../api/client.js';
 import { describeSiteSource, type Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
+import { storedClientSecret } from '../credentials/client-secret.js';
 import { AuthError, MktError, UsageError } from '../errors.js';
 import { readInput } from '../platform/input.js';
 import { promptSecret } from '../platform/prompts.js';
@@ -138,7 +139,7 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
     await markSignedIn(deps.credentials, deps.profile, true);
     // A secret that worked (from MKT_CLIENT_SECRET or the prompt) is kept: the next login does not ask.
     if (!secretStored)
-      await deps.credentials.set(accounts.clientSecret(deps.profile, clientId), clientSecret);
+      await deps.credentials.set(accounts.clientSecret(deps.siteUrl, clientId), clientSecret);
     await deps.config.set(deps.profile, 'client-id', clientId);
     if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
     deps.out.success(`Logged in as ${describeUser(user)} on ${deps.siteUrl}`);
@@ -228,9 +229,9 @@ function warnAboutOverrides(deps: Deps): void {
     if (deps.env[name]) deps.out.warn(`${name} is set and takes precedence over the stored sign-in.`);
 }
 
-/** The client secret: MKT_CLIENT_SECRET, else the one stored for this profile and client id, else a prompt. */
+/** The client secret: MKT_CLIENT_SECRET, else the one stored for this site and client id, else a prompt. */
 async function clientSecretFor(deps: Deps, clientId: string): Promise<{ secret: string; stored: boolean }> {
-  const stored = await deps.credentials.get(accounts.clientSecret(deps.profile, clientId));
+  const stored = await storedClientSecret(deps.credentials, deps, clientId);
   const fromEnv = deps.env.MKT_CLIENT_SECRET;
   if (fromEnv) return { secret: fromEnv, stored: fromEnv === stored };
   if (stored) return { secret: stored, stored: true };
