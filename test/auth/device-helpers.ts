@@ -57,3 +57,26 @@ export function hiddenField(html: string, name: string): string {
   if (!match) throw new Error(`no field ${name} in ${html.slice(0, 400)}`);
   return (match[1] ?? match[2])!;
 }
+
+/**
+ * The person at oidc-provider's verification page (RFC 8628 §3.3): submits the code, then confirms
+ * it (or aborts); the provider's interaction, which signs in and consents at once, does the rest.
+ * Answers the last page's text.
+ */
+export async function answerOidcDevice(url: string, decision: 'approve' | 'deny'): Promise<string> {
+  const browser = new CookieBrowser();
+  let html = await (await browser.go(url)).text();
+  const action = new URL('/device', url);
+  // The page submits itself: the code, with its anti-CSRF token.
+  html = await (
+    await browser.go(action, {
+      form: { xsrf: hiddenField(html, 'xsrf'), user_code: hiddenField(html, 'user_code') },
+    })
+  ).text();
+  const form: Record<string, string> = {
+    xsrf: hiddenField(html, 'xsrf'),
+    user_code: hiddenField(html, 'user_code'),
+    ...(decision === 'approve' ? { confirm: 'yes' } : { abort: 'yes' }),
+  };
+  return (await browser.go(action, { form })).text();
+}
