@@ -331,10 +331,7 @@ export class ApiClient {
     const flags = this.hintFlags();
     if (res.status === 401) {
       return new AuthError(code || 'unauthorized', `Authentication was refused: ${message}`, {
-        hints:
-          credential?.kind === 'token' || !credential
-            ? [`mkt login${flags}`]
-            : [`mkt login --with-api-key${flags} < key.txt`],
+        hints: unauthorizedHints(credential, flags),
       });
     }
     if (res.status === 403) return this.forbidden(res, code, message, credential, url);
@@ -368,4 +365,20 @@ export class ApiClient {
 function requestIdNote(headers: HttpResponse['headers']): string {
   const id = headers[HEADER.requestId];
   return typeof id === 'string' ? `, ${id}` : '';
+}
+
+/**
+ * What fixes a refused credential. One from the environment overrides every stored sign-in, so
+ * `mkt login` cannot help while it is set: the hint names the variable to fix or unset.
+ */
+function unauthorizedHints(credential: Credential | null, flags: string): string[] {
+  if (credential?.source === 'env') {
+    const name = credential.kind === 'token' ? 'MKT_ACCESS_TOKEN' : 'MKT_API_KEY';
+    return [
+      `unset ${name}   (it overrides the stored sign-in; or set it to a valid ${credential.kind === 'token' ? 'access token' : 'key'})`,
+    ];
+  }
+  return credential?.kind === 'token' || !credential
+    ? [`mkt login${flags}`]
+    : [`mkt login --with-api-key${flags} < key.txt`];
 }

@@ -27,7 +27,7 @@ export interface AppInput {
   embedUrl?: string | null;
 }
 
-type AppDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'credentials' | 'session'>;
+type AppDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'credentials' | 'session' | 'siteUrl'>;
 
 const appPath = (id: string) => `/apps/${encodeURIComponent(id)}`;
 
@@ -84,7 +84,7 @@ export async function createApp(
   const app = (await deps.api.post<App>('/apps', body(input))).data;
   return {
     app,
-    ...(await storeSecret(deps, accounts.clientSecret(deps.profile, app.client_id), app.client_secret)),
+    ...(await storeSecret(deps, accounts.clientSecret(deps.siteUrl, app.client_id), app.client_secret)),
   };
 }
 
@@ -158,7 +158,7 @@ export async function rotateSecret(
   if (kind === 'client') {
     const app = (await deps.api.post<App>(`${appPath(id)}/client-secret`, {})).data;
     const secret = String(app.client_secret ?? '');
-    const account = accounts.clientSecret(deps.profile, app.client_id);
+    const account = accounts.clientSecret(deps.siteUrl, app.client_id);
     return { kind, appId: id, secret, response: app, ...(await storeSecret(deps, account, secret)) };
   }
   const res = (await deps.api.post<{ webhook_secret: string }>(`${appPath(id)}/webhook-secret`, {})).data;

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { accounts } from '../credentials/accounts.js';
+import { storedClientSecret } from '../credentials/client-secret.js';
 import { ApiError, CheckFailedError, MktError, UsageError } from '../errors.js';
 import {
   CONTEXT_TOKEN_PARAM,
@@ -176,7 +176,7 @@ interface Secret {
 /** The client secret to verify with: MKT_CLIENT_SECRET, else the credential store. Never from argv. */
 async function clientSecret(deps: EmbeddedDeps, clientId: string): Promise<Secret> {
   if (deps.env.MKT_CLIENT_SECRET) return { value: deps.env.MKT_CLIENT_SECRET, source: '$MKT_CLIENT_SECRET' };
-  const stored = await deps.credentials.get(accounts.clientSecret(deps.profile, clientId));
+  const stored = await storedClientSecret(deps.credentials, deps, clientId);
   if (stored) return { value: stored, source: 'the credential store' };
   throw new UsageError(`No client secret for client ${clientId}: set MKT_CLIENT_SECRET or store it.`, {
     code: 'secret_missing',
@@ -240,7 +240,7 @@ async function signatureMismatch(
       [`pass the whole ${CONTEXT_TOKEN_PARAM} parameter (three dot-separated parts)`],
     );
   }
-  const stored = (id: string) => deps.credentials.get(accounts.clientSecret(deps.profile, id));
+  const stored = (id: string) => storedClientSecret(deps.credentials, deps, id);
   if (secret.source === '$MKT_CLIENT_SECRET') {
     const own = await stored(clientId);
     if (own && own !== secret.value && signatureMatches(decoded, own)) {

@@ -1,6 +1,7 @@
 import type { Credential } from '../api/client.js';
 import { describeSiteSource, type Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
+import { storedClientSecret } from '../credentials/client-secret.js';
 import { AuthError, MktError, UsageError } from '../errors.js';
 import { readInput } from '../platform/input.js';
 import { promptSecret } from '../platform/prompts.js';
@@ -38,25 +39,27 @@ export function isHeadless(env: Record<string, string | undefined>): boolean {
   return process.platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY;
 }
 
+/**
+ * Whether a person could paste into stdin: a terminal, or a pipe or socket (`ssh host mkt login`
+ * forwards what they type through one). Not /dev/null, a file, or a closed stdin (cron, CI, a container).
+ */
+export async function canPaste(stdin: { isTTY?: boolean; fd?: number }): Promise<boolean> {
+  if (stdin.isTTY) return true;
+  if (stdin.fd === undefined) return true; // not a file descriptor (a stream in-process): someone writes to it
+  const { fstatSync } = await import('node:fs');
+  try {
+    const info = fstatSync(stdin.fd);
+    return info.isFIFO() || info.isSocket();
+  } catch {
+    return false; // closed
+  }
+}
+
 /** `mkt login`: the authorization code flow with PKCE and state through a loopback listener. */
 export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<StoredToken> {
-  const clientId = input.clientId ?? (await deps.config.get(deps.profile, 'client-id'));
-  if (!clientId) {
-    throw new UsageError(
-      `No OAuth client id: pass --client-id (the client_id of your app, cid_…), or store one for profile "${deps.profile}" with \`mkt config set client-id\`.`,
-      {
-        code: 'client_id_required',
-        hints: [
-          `mkt apps list${flags(deps)}   (shows each app's client_id, when signed in as its developer)`,
-          `mkt login${flags(deps)} --client-id cid_…`,
-        ],
-      },
-    );
-  }
+  const clientId = await resolveClientId(deps, input.clientId);
   const { secret: clientSecret, stored: secretStored } = await clientSecretFor(deps, clientId);
-  const scopes = [...new Set([...DEFAULT_SCOPES, ...(input.scopes ?? [])].flatMap((s) => s.split(/[\s,]+/)))]
-    .filter(Boolean)
-    .join(' ');
+  const scopes = scopeString(input.scopes);
   const { authorize } = await oauthEndpoints(deps);
   const { verifier, challenge, state } = newAuthorizationSecrets();
   const listener = await startCallbackListener(input.port ?? 0, state);
@@ -126,28 +129,63 @@ export async function loginWithBrowser(deps: Deps, input: LoginInput): Promise<S
     } catch (err) {
       throw explainTokenError(deps, err, clientId, redirectUri, input.port);
     }
-    const token = tokenFromResponse(res.data, deps.clock.now(), {
-      site_url: deps.siteUrl,
-      client_id: clientId,
-      scope: scopes,
-    });
-    const user = await fetchProfile(deps, { kind: 'token', secret: token.access_token, source: 'login' });
-    token.user = { id: user.id, email: user.email, name: user.name };
-    await deps.credentials.set(accounts.oauth(deps.profile), JSON.stringify(token));
-    await deps.credentials.delete(accounts.apiKey(deps.profile));
-    await markSignedIn(deps.credentials, deps.profile, true);
-    // A secret that worked (from MKT_CLIENT_SECRET or the prompt) is kept: the next login does not ask.
-    if (!secretStored)
-      await deps.credentials.set(accounts.clientSecret(deps.profile, clientId), clientSecret);
-    await deps.config.set(deps.profile, 'client-id', clientId);
-    if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
-    deps.out.success(`Logged in as ${describeUser(user)} on ${deps.siteUrl}`);
-    warnAboutOverrides(deps);
-    return token;
+    return await finishSignIn(deps, res.data, { clientId, clientSecret, secretStored, scopes });
   } finally {
     abort.abort();
     await listener.close();
   }
+}
+
+/** The client id: `--client-id`, else the profile's setting, else a usage error saying where to find one. */
+export async function resolveClientId(deps: Deps, given: string | undefined): Promise<string> {
+  const clientId = given ?? (await deps.config.get(deps.profile, 'client-id'));
+  if (clientId) return clientId;
+  throw new UsageError(
+    `No OAuth client id: pass --client-id (the client_id of your app, cid_…), or store one for profile "${deps.profile}" with \`mkt config set client-id\`.`,
+    {
+      code: 'client_id_required',
+      hints: [
+        `mkt apps list${flags(deps)}   (shows each app's client_id, when signed in as its developer)`,
+        `mkt login${flags(deps)} --client-id cid_…`,
+      ],
+    },
+  );
+}
+
+/** The scopes to ask for: the defaults and `--scope`, space-separated. */
+export function scopeString(extra: string[] | undefined): string {
+  return [...new Set([...DEFAULT_SCOPES, ...(extra ?? [])].flatMap((s) => s.split(/[\s,]+/)))]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/**
+ * After a token endpoint granted tokens (any grant): checks them with /whoami, stores them as the
+ * profile's active account, keeps the client secret that worked, and says who is signed in.
+ */
+export async function finishSignIn(
+  deps: Deps,
+  data: Record<string, unknown> | undefined,
+  grant: { clientId: string; clientSecret: string; secretStored: boolean; scopes: string },
+): Promise<StoredToken> {
+  const { clientId, clientSecret, secretStored, scopes } = grant;
+  const token = tokenFromResponse(data, deps.clock.now(), {
+    site_url: deps.siteUrl,
+    client_id: clientId,
+    scope: scopes,
+  });
+  const user = await fetchProfile(deps, { kind: 'token', secret: token.access_token, source: 'login' });
+  token.user = { id: user.id, email: user.email, name: user.name };
+  await deps.credentials.set(accounts.oauth(deps.profile), JSON.stringify(token));
+  await deps.credentials.delete(accounts.apiKey(deps.profile));
+  await markSignedIn(deps.credentials, deps.profile, true);
+  // A secret that worked (from MKT_CLIENT_SECRET or the prompt) is kept: the next login does not ask.
+  if (!secretStored) await deps.credentials.set(accounts.clientSecret(deps.siteUrl, clientId), clientSecret);
+  await deps.config.set(deps.profile, 'client-id', clientId);
+  if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);
+  deps.out.success(`Logged in as ${describeUser(user)} on ${deps.siteUrl}`);
+  warnAboutOverrides(deps);
+  return token;
 }
 
 /** `mkt login --with-api-key`: a test_/live_ key from stdin or a masked prompt, checked with /whoami. */
@@ -214,7 +252,7 @@ export function describeUser(user: { id: string; email?: string; name?: string }
 }
 
 /** ` --site-url … --profile …` when a hint must repeat them to run as printed. */
-function flags(deps: Deps): string {
+export function flags(deps: Deps): string {
   return deps.hintFlags ? ` ${deps.hintFlags}` : '';
 }
 
@@ -228,9 +266,12 @@ function warnAboutOverrides(deps: Deps): void {
     if (deps.env[name]) deps.out.warn(`${name} is set and takes precedence over the stored sign-in.`);
 }
 
-/** The client secret: MKT_CLIENT_SECRET, else the one stored for this profile and client id, else a prompt. */
-async function clientSecretFor(deps: Deps, clientId: string): Promise<{ secret: string; stored: boolean }> {
-  const stored = await deps.credentials.get(accounts.clientSecret(deps.profile, clientId));
+/** The client secret: MKT_CLIENT_SECRET, else the one stored for this site and client id, else a prompt. */
+export async function clientSecretFor(
+  deps: Deps,
+  clientId: string,
+): Promise<{ secret: string; stored: boolean }> {
+  const stored = await storedClientSecret(deps.credentials, deps, clientId);
   const fromEnv = deps.env.MKT_CLIENT_SECRET;
   if (fromEnv) return { secret: fromEnv, stored: fromEnv === stored };
   if (stored) return { secret: stored, stored: true };

@@ -57,7 +57,8 @@ export async function startCallbackListener(port: number, expectedState: string)
   // Anything but the callback of this login (another path, no code, a wrong state) gets an error page
   // and the listener keeps waiting: any local process can send requests here.
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (!guardLocalHost(req, res, actual)) return;
+    // Only the redirect URI's own Host: `localhost` is not 127.0.0.1 everywhere, and a page may rebind it.
+    if (!guardLocalHost(req, res, actual, [`127.0.0.1:${actual}`])) return;
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const params = url.searchParams;
     if (done || req.method !== 'GET' || url.pathname !== '/callback') {

@@ -3,6 +3,7 @@ import type { ApiResponse, AuthSource, Credential } from '../api/client.js';
 import type { Clock } from '../platform/clock.js';
 import type { CredentialStore } from '../credentials/store.js';
 import { accounts } from '../credentials/accounts.js';
+import { storedClientSecret } from '../credentials/client-secret.js';
 import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
 import { withFileLock } from '../platform/lock-file.js';
 
@@ -254,7 +255,8 @@ export class Session implements AuthSource {
       return fail(`Your sign-in to ${token.site_url} expired and has no refresh token.`);
     if (!token.client_id) return fail(`Your sign-in to ${token.site_url} expired; its client id is unknown.`);
     const secret =
-      env.MKT_CLIENT_SECRET || (await store.get(accounts.clientSecret(profile, token.client_id)));
+      env.MKT_CLIENT_SECRET ||
+      (await storedClientSecret(store, { siteUrl: token.site_url, profile }, token.client_id));
     if (!secret) {
       if (stillValid) return token;
       throw new AuthError(

@@ -1,3 +1,4 @@
+import type { Credential } from '../api/client.js';
 import type { Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
 import { FileStore } from '../credentials/store.js';
@@ -16,6 +17,8 @@ export interface AuthStatus {
   /** Where the credential store keeps secrets (the file's path for the file store). */
   store: string;
   user: Profile | null;
+  /** The app an API key belongs to (null for a token, or when the server does not say). */
+  app: { id: string; name: string | null } | null;
   client_id: string | null;
   expires_at: string | null;
   scopes: string[];
@@ -43,6 +46,7 @@ export async function authStatus(deps: Deps): Promise<AuthStatus> {
   if (!credential) throw await notLoggedIn(deps);
   const user = await fetchProfile(deps, credential);
   const token = credential.token;
+  const app = credential.kind === 'token' ? null : await appOfKey(deps, credential);
   return {
     site_url: deps.siteUrl,
     profile: deps.profile,
@@ -55,10 +59,26 @@ export async function authStatus(deps: Deps): Promise<AuthStatus> {
         ? new FileStore(deps.configDir).location
         : deps.credentials.location,
     user,
+    app,
     client_id: token?.client_id ?? null,
     expires_at: token?.expires_at ? new Date(token.expires_at).toISOString() : null,
     scopes: token?.scope ? token.scope.split(' ').filter(Boolean) : [],
   };
+}
+
+/** The one app an API key lists as its own (`GET /apps`), or null when the server answers otherwise. */
+async function appOfKey(deps: Deps, credential: Credential): Promise<AuthStatus['app']> {
+  try {
+    const res = await deps.api.get<unknown>('/apps', { credential, allowErrorStatus: true });
+    const data = res.data as { data?: unknown } | unknown[] | undefined;
+    const list = Array.isArray(data) ? data : Array.isArray(data?.data) ? data.data : [];
+    if (res.status >= 400 || list.length !== 1) return null;
+    const app = list[0] as { id?: unknown; name?: unknown };
+    if (typeof app.id !== 'string') return null;
+    return { id: app.id, name: typeof app.name === 'string' ? app.name : null };
+  } catch {
+    return null; // another server, or none to ask: the status stands without it
+  }
 }
 
 /** `mkt auth token`: a valid access token (refreshed first when it is about to expire). */

@@ -12,6 +12,8 @@ export interface SiteInfo {
   token_encoding?: 'json' | 'form';
   /** How the client secret travels: in the body, or HTTP Basic (RFC 6749 §2.3.1). */
   token_auth?: 'post' | 'basic';
+  /** RFC 8628 device authorization endpoint, when the metadata names one. */
+  device_authorization_endpoint?: string;
   /** Whether RFC 8414 metadata was looked for (found or not). */
   metadata_checked?: boolean;
 }
@@ -38,12 +40,20 @@ export async function oauthEndpoints(
 /** RFC 8414 metadata (`/.well-known/oauth-authorization-server`, inserted before the site's path). */
 async function discover(deps: TokenDeps): Promise<SiteInfo> {
   const site = new URL(deps.api.siteUrl);
-  const url = `${site.origin}/.well-known/oauth-authorization-server${site.pathname.replace(/\/+$/, '')}`;
-  const res = await deps.api.request<Record<string, unknown>>('GET', url, {
-    auth: false,
-    allowErrorStatus: true,
-  });
-  const meta = res.status === 200 && res.data && typeof res.data === 'object' ? res.data : undefined;
+  const path = site.pathname.replace(/\/+$/, '');
+  let meta: Record<string, unknown> | undefined;
+  // RFC 8414 first; an OpenID provider publishes the same fields at its own address (RFC 8414 §5).
+  for (const url of [
+    `${site.origin}/.well-known/oauth-authorization-server${path}`,
+    `${site.origin}${path}/.well-known/openid-configuration`,
+  ]) {
+    const res = await deps.api.request<Record<string, unknown>>('GET', url, {
+      auth: false,
+      allowErrorStatus: true,
+    });
+    meta = res.status === 200 && res.data && typeof res.data === 'object' ? res.data : undefined;
+    if (meta) break;
+  }
   const sameOrigin = (v: unknown) =>
     typeof v === 'string' && URL.canParse(v) && new URL(v).origin === site.origin ? v : undefined;
   const token_endpoint = sameOrigin(meta?.token_endpoint);
@@ -54,12 +64,53 @@ async function discover(deps: TokenDeps): Promise<SiteInfo> {
   return {
     token_endpoint,
     authorization_endpoint: sameOrigin(meta.authorization_endpoint),
+    device_authorization_endpoint: sameOrigin(meta.device_authorization_endpoint),
     token_auth: methods.includes('client_secret_post')
       ? 'post'
       : methods.includes('client_secret_basic')
         ? 'basic'
         : undefined,
   };
+}
+
+/**
+ * The site's RFC 8628 device authorization endpoint, or undefined when its metadata names none
+ * (looked up again when what was remembered has none: the server may have gained it since).
+ */
+export async function deviceEndpoint(deps: TokenDeps): Promise<string | undefined> {
+  const { info } = await oauthEndpoints(deps);
+  if (info.device_authorization_endpoint) return info.device_authorization_endpoint;
+  const fresh = { ...info, ...(await discover(deps)), metadata_checked: true };
+  await deps.config?.rememberSite(deps.api.siteUrl, fresh);
+  return fresh.device_authorization_endpoint;
+}
+
+/**
+ * POSTs a device authorization request (RFC 8628 §3.1: form-encoded, the client authenticated as at
+ * the token endpoint) and answers its JSON, or the server's error.
+ */
+export async function deviceAuthorization(
+  deps: TokenDeps,
+  endpoint: string,
+  body: Record<string, string>,
+): Promise<Record<string, unknown>> {
+  const { info } = await oauthEndpoints(deps);
+  let auth = info.token_auth ?? 'post';
+  for (let attempt = 0; ; attempt++) {
+    const res = await deps.api.request<Record<string, unknown>>('POST', endpoint, {
+      ...tokenBody(body, 'form', auth),
+      auth: false,
+      allowErrorStatus: true,
+    });
+    if (attempt === 0 && auth === 'post' && body.client_secret && wantsBasic(res)) {
+      auth = 'basic';
+      continue;
+    }
+    if (res.status >= 400) throw tokenError(deps, endpoint, res, 'The device authorization endpoint');
+    if (!res.data || typeof res.data !== 'object')
+      throw new MktError('bad_device_response', `${endpoint} answered ${res.status} without JSON.`);
+    return res.data;
+  }
 }
 
 /**
@@ -128,9 +179,14 @@ export async function tokenRequest<T = Record<string, unknown>>(
 }
 
 /** A token endpoint failure with the server's `error` and `error_description`, or status and excerpt. */
-function tokenError(deps: TokenDeps, endpoint: string, res: ApiResponse<unknown>): MktError {
+function tokenError(
+  deps: TokenDeps,
+  endpoint: string,
+  res: ApiResponse<unknown>,
+  what = 'The token endpoint',
+): MktError {
   const { code, message } = describeError(res, res.data);
-  const text = `The token endpoint ${endpoint} answered ${res.status}: ${message}`;
+  const text = `${what} ${endpoint} answered ${res.status}: ${message}`;
   if (res.status === 429) return deps.api.errorFor(res, res.data, null);
   if (res.status >= 500) return new ApiError(res.status, code || `http_${res.status}`, text);
   return new AuthError(code || `http_${res.status}`, text, { hints: [] });

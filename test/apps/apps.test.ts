@@ -89,7 +89,7 @@ describe('mkt apps create / get / update / delete', () => {
     expect(res.stderr).toMatch(/shown only this once/);
     expect(res.stderr).not.toContain(secret);
     const { secrets, mode } = await credentialsFile();
-    expect(secrets[`default:client-secret:${clientId}`]).toBe(secret);
+    expect(secrets[`site:${ctx.sandbox.siteUrl}:client-secret:${clientId}`]).toBe(secret);
     expect(mode).toBe(0o600);
   });
 
@@ -191,7 +191,7 @@ describe('mkt apps rotate-secret', () => {
     expect(secret).toMatch(/^cs_\S+$/);
     expect(secret).not.toBe(app.client_secret);
     const { secrets, mode } = await credentialsFile();
-    expect(secrets[`default:client-secret:${app.client_id}`]).toBe(secret);
+    expect(secrets[`site:${ctx.sandbox.siteUrl}:client-secret:${app.client_id}`]).toBe(secret);
     expect(mode).toBe(0o600);
   });
 

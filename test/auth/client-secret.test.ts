@@ -10,7 +10,7 @@ import { browserCommand, PERSON, signInEnv, storedSecrets } from './helpers.js';
 // (no terminal to ask on) does not need it again. And the sandbox's "Try it" login line works as printed.
 
 const ctx = useSandbox({ dirPerTest: true });
-const account = () => `default:client-secret:${ctx.sandbox.seed.app.client_id}`;
+const account = () => `site:${ctx.sandbox.siteUrl}:client-secret:${ctx.sandbox.seed.app.client_id}`;
 const login = (extra: Record<string, string | undefined>) =>
   runMkt(['login', '--client-id', ctx.sandbox.seed.app.client_id], ctx.dir, {
     env: { ...signInEnv(ctx.sandbox), ...extra },
@@ -44,6 +44,44 @@ describe('the client secret of a login', () => {
     expect(tty.code, tty.stdout).toBe(0);
     expect(tty.stdout).not.toContain('Client secret of');
     expect(tty.stdout).toContain('Logged in as');
+  }, 60_000);
+
+  it('serves every profile of the same site: a second profile signs in with stdin closed, nothing asked', async () => {
+    const first = await login({});
+    expect(first.code, first.stderr).toBe(0);
+    const { MKT_CLIENT_SECRET: _, ...noSecret } = signInEnv(ctx.sandbox);
+    const second = await runMkt(
+      ['login', '--profile', 'work', '--client-id', ctx.sandbox.seed.app.client_id],
+      ctx.dir,
+      { env: noSecret, input: '', timeoutMs: 20_000 },
+    );
+    expect(second.stderr).not.toContain('Client secret of');
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain('Logged in as');
+    // One secret for the site, no copy per profile.
+    const names = Object.keys(await storedSecrets(ctx.dir)).filter((n) => n.includes('client-secret'));
+    expect(names).toEqual([account()]);
+  }, 60_000);
+
+  it('still finds a secret stored per profile by an older mkt, for every profile of the site', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    const legacy = `default:client-secret:${ctx.sandbox.seed.app.client_id}`;
+    await writeFile(
+      join(ctx.dir, 'credentials.json'),
+      JSON.stringify({ [legacy]: ctx.sandbox.seed.app.client_secret }),
+      { mode: 0o600 },
+    );
+    const { MKT_CLIENT_SECRET: _, ...noSecret } = signInEnv(ctx.sandbox);
+    const run = (profile: string) =>
+      runMkt(['login', '--profile', profile, '--client-id', ctx.sandbox.seed.app.client_id], ctx.dir, {
+        env: noSecret,
+        input: '',
+        timeoutMs: 20_000,
+      });
+    expect((await run('default')).code).toBe(0);
+    const other = await run('work');
+    expect(other.code, other.stderr).toBe(0);
+    expect((await storedSecrets(ctx.dir))[legacy]).toBe(ctx.sandbox.seed.app.client_secret);
   }, 60_000);
 });
 

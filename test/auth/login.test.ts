@@ -103,7 +103,7 @@ describe('mkt login (browser flow)', () => {
     expect(await storedSecrets(ctx.dir)).toEqual({});
   });
 
-  it('survives noise on the loopback listener: a wrong state, a POST, a foreign Host (421)', async () => {
+  it('survives noise on the loopback listener: a wrong state, a POST, a foreign Host or localhost (421)', async () => {
     const ada = ctx.sandbox.seed.users[0]!;
     const res = await login([], { PERSON_USER: ada.id, PERSON_NOISE: '1' });
     expect(await readLog(env.PERSON_LOG!, /^callback /)).toEqual([
@@ -113,6 +113,7 @@ describe('mkt login (browser flow)', () => {
       'stray-state 400',
       'stray-post 404',
       'foreign-host 421',
+      'localhost-host 421',
       'callback 200 signed-in',
     ]);
     expect(res.stderr).toContain(`✓ Logged in as ${ada.name}`);

@@ -202,7 +202,15 @@ export async function startOAuth2Server(
  * interface's paths, a native client (loopback redirect on any port), opaque access tokens for the
  * marketplace API, and an interaction route that signs the person in and consents at once.
  */
-export async function startOidcProvider(options: { accessTokenTTL?: number } = {}): Promise<OAuthServer> {
+export async function startOidcProvider(
+  options: {
+    accessTokenTTL?: number;
+    /** Enables the provider's device flow (RFC 8628) for the client, its codes living this many seconds. */
+    deviceCodeTTL?: number;
+    /** The deployment answers the device's first pending poll with `slow_down` (the provider leaves pacing to it). */
+    slowDownOnce?: boolean;
+  } = {},
+): Promise<OAuthServer> {
   const { default: Provider } = await import('oidc-provider');
   const clientId = 'cid_oidc';
   const clientSecret = 'cs_oidc_secret_value_long_enough';
@@ -219,7 +227,11 @@ export async function startOidcProvider(options: { accessTokenTTL?: number } = {
         client_secret: clientSecret,
         redirect_uris: ['http://127.0.0.1/callback'],
         application_type: 'native',
-        grant_types: ['authorization_code', 'refresh_token'],
+        grant_types: [
+          'authorization_code',
+          'refresh_token',
+          ...(options.deviceCodeTTL ? ['urn:ietf:params:oauth:grant-type:device_code'] : []),
+        ],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',
       },
@@ -228,6 +240,7 @@ export async function startOidcProvider(options: { accessTokenTTL?: number } = {
     scopes: ['openid', 'offline_access', ...scopes.split(' ')],
     features: {
       devInteractions: { enabled: false },
+      deviceFlow: { enabled: Boolean(options.deviceCodeTTL) },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => resource,
@@ -243,6 +256,7 @@ export async function startOidcProvider(options: { accessTokenTTL?: number } = {
     ttl: {
       AccessToken: ttl,
       AuthorizationCode: 60,
+      DeviceCode: options.deviceCodeTTL ?? 600,
       Grant: 3600,
       Interaction: 600,
       RefreshToken: 86_400,
@@ -258,6 +272,14 @@ export async function startOidcProvider(options: { accessTokenTTL?: number } = {
   provider.on('grant.success', (ctx: { oidc: { params?: Record<string, unknown> } }) => {
     const grant = (ctx.oidc.params?.grant_type ?? '') as 'refresh_token';
     if (grant in state.granted) state.granted[grant] += 1;
+  });
+  let slowed = !options.slowDownOnce;
+  provider.use(async (ctx: { body?: { error?: string }; path: string }, next: () => Promise<void>) => {
+    await next();
+    if (!slowed && ctx.path === '/api/oauth/token' && ctx.body?.error === 'authorization_pending') {
+      slowed = true;
+      ctx.body = { error: 'slow_down', error_description: 'poll less often' };
+    }
   });
   const callback = provider.callback();
   server.on('request', async (req: IncomingMessage, res: ServerResponse) => {

@@ -64,7 +64,7 @@ it('needs the client secret to renew an expired token, and says how to give it',
   // The login kept the secret it signed in with; here it is neither stored nor in the environment.
   const file = join(ctx.dir, 'credentials.json');
   const all = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
-  delete all[`default:client-secret:${ctx.sandbox.seed.app.client_id}`];
+  delete all[`site:${ctx.sandbox.siteUrl}:client-secret:${ctx.sandbox.seed.app.client_id}`];
   await writeFile(file, JSON.stringify(all));
   const res = await runMkt(['auth', 'token'], ctx.dir, { env: { ...env, MKT_CLIENT_SECRET: undefined } });
   expect(res.code).toBe(4);

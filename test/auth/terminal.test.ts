@@ -99,7 +99,9 @@ describe('mkt login --client-id on a terminal without MKT_CLIENT_SECRET', () => 
     expect(res.stdout).toContain(`✓ Logged in as ${ada.name} <${ada.email}> (${ada.id})`);
     expect(await readLog(env().PERSON_LOG, /^callback /)).toContain('callback 200 signed-in');
     expect((await storedToken(ctx.dir))?.user).toMatchObject({ id: ada.id });
-    expect((await storedSecrets(ctx.dir))[`default:client-secret:${clientId}`]).toBe(secret);
+    expect((await storedSecrets(ctx.dir))[`site:${ctx.sandbox.siteUrl}:client-secret:${clientId}`]).toBe(
+      secret,
+    );
 
     // The stored secret serves the next sign-in, which then needs no terminal.
     const again = await runMkt(['login'], ctx.dir, { env: env(), timeoutMs: 20_000 });

@@ -25,6 +25,8 @@ export interface RunOptions {
   bin?: string;
   /** The working folder (default: the test runner's). */
   cwd?: string;
+  /** Stdin from /dev/null, as under cron, in CI or `ssh host cmd </dev/null`: nothing can be typed into it. */
+  stdinNull?: boolean;
 }
 
 /** A clean environment for a child `mkt`: a temp HOME and config folder, the file credential store. */
@@ -51,7 +53,9 @@ function spawnMkt(args: string[], configDir: string, options: RunOptions & { uma
   // Under a umask, `exec` keeps the process id, so the pid is mkt's own.
   const [command, ...rest] = options.umask
     ? ['sh', '-c', `umask ${options.umask}; exec "$@"`, 'sh', ...argv]
-    : argv;
+    : options.stdinNull
+      ? ['sh', '-c', 'exec "$@" </dev/null', 'sh', ...argv]
+      : argv;
   const child = spawn(command!, rest, { env: env as NodeJS.ProcessEnv, cwd: options.cwd, stdio: 'pipe' });
   child.stdout.setEncoding('utf8');
   child.stderr.setEncoding('utf8');

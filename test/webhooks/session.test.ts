@@ -182,7 +182,7 @@ describe('webhooks listen with an OAuth sign-in', () => {
     // The login kept the client secret it used; without it (and without the variable) no refresh.
     const file = join(fx.dir, 'credentials.json');
     const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
-    delete stored[`default:client-secret:${sandbox.seed.app.client_id}`];
+    delete stored[`site:${sandbox.siteUrl}:client-secret:${sandbox.seed.app.client_id}`];
     await writeFile(file, JSON.stringify(stored));
     await expireAndRestart(l);
     expect(await l.exit()).toEqual({ code: 4, signal: null });

@@ -26,6 +26,7 @@ export default class AuthStatus extends BaseCommand<typeof AuthStatus> {
         ['Credential', status.live ? deps.out.paint('red', kind) : kind],
         ['Source', source],
         ['User', status.user ? describeUser(status.user) : undefined],
+        ['App', status.app ? `${status.app.name ?? status.app.id} (${status.app.id})` : undefined],
         ['Client id', status.client_id],
         ['Expires', status.expires_at],
         ['Scopes', status.scopes.join(' ')],

@@ -8,6 +8,7 @@ import { lifeApi } from '../routes/life-api.js';
 import { moneyApi } from '../routes/money-api.js';
 import { payoutsPages } from '../routes/payouts-pages.js';
 import { consentRoutes } from '../routes/oauth/consent.js';
+import { deviceRoutes } from '../routes/oauth/device.js';
 import { metadataRoutes } from '../routes/oauth/metadata.js';
 import { tokenRoutes } from '../routes/oauth/token-grant.js';
 import { plansApi } from '../routes/plans-api.js';
@@ -39,6 +40,7 @@ const OPEN_ROUTES: ReadonlyArray<Hono<SandboxEnv>> = [
   dashboardPages,
   metadataRoutes,
   consentRoutes,
+  deviceRoutes,
   tokenRoutes,
   payoutsPages,
 ];

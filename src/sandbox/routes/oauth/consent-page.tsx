@@ -33,12 +33,24 @@ export function consentPage(input: {
   users: ConsentUser[];
   selected: string | undefined;
   hidden: Record<string, string>;
+  /** Where the form goes (default: the authorization endpoint). */
+  action?: string;
+  /** The device sign-in's user code, shown for the person to compare with their device. */
+  userCode?: string;
 }) {
   return (
     <Layout title={`Authorize ${input.app.name}`}>
       <h1>
         Authorize <span id="app-name">{input.app.name}</span>
       </h1>
+      {input.userCode ? (
+        <p>
+          A device asks to sign in with the code <strong id="user-code">{input.userCode}</strong>. Approve
+          only if your device shows this same code and you started this sign-in yourself.
+        </p>
+      ) : (
+        ''
+      )}
       <p>The application asks for these permissions:</p>
       <ul id="scopes">
         {input.scopes.map((s) => (
@@ -48,7 +60,7 @@ export function consentPage(input: {
           </li>
         ))}
       </ul>
-      <form method="post" action="/oauth/authorize">
+      <form method="post" action={input.action ?? '/oauth/authorize'}>
         {Object.entries(input.hidden).map(([k, v]) => (
           <input type="hidden" name={k} value={v} />
         ))}

@@ -8,7 +8,7 @@ import { page } from '../../http/layout.js';
 import { pageError, SandboxApiError } from '../../http/problem.js';
 import { randomId, secretsEqual } from '../../ids.js';
 import { userOfApp } from '../../model.js';
-import type { AppRecord } from '../../storage/records.js';
+import type { AppRecord, Scope } from '../../storage/records.js';
 import { consentPage, type ConsentUser } from './consent-page.js';
 import { parseAuthorizationRequest, single, type AuthorizationRequest } from './request.js';
 
@@ -20,7 +20,8 @@ const REQUEST_TTL_MS = 600_000;
 const MAX_REQUESTS = 1_000;
 const CONSENT_USER_LIMIT = 200;
 
-function consentUsers(core: SandboxCore, app: AppRecord): ConsentUser[] {
+/** Who may sign in to `app`: its test users (with their subscription), then its developer. */
+export function consentUsers(core: SandboxCore, app: AppRecord): ConsentUser[] {
   const users: ConsentUser[] = [];
   for (const id of core.ledger.userIds(app.id) ?? []) {
     const user = core.ledger.user(id);
@@ -47,18 +48,13 @@ function showConsent(core: SandboxCore, url: URL) {
     expiresAt: now + REQUEST_TTL_MS,
   };
   core.authRequests.set(request.id, request);
-  const users = consentUsers(core, request.app);
-  // Managing apps is the developer's business: preselect them when apps:write is asked for.
-  const selected = request.scopes.includes('apps:write') ? request.app.owner_id : users[0]?.user.id;
-  const ordered = [
-    ...users.filter((u) => u.user.id === selected),
-    ...users.filter((u) => u.user.id !== selected),
-  ];
+  // Managing apps is the developer's business: preselected when apps:write is asked for.
+  const { users, selected } = orderedUsers(core, request.app, request.scopes);
   const hidden = { request_id: request.id, csrf_token: request.csrf };
-  return consentPage({ app: request.app, scopes: request.scopes, users: ordered, selected, hidden });
+  return consentPage({ app: request.app, scopes: request.scopes, users, selected, hidden });
 }
 
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   const raw = await readRawBody(req);
   if (mediaType(req) !== 'application/x-www-form-urlencoded') {
     throw pageError('invalid_request', 'Send the form as application/x-www-form-urlencoded.');
@@ -66,6 +62,39 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   const text = decodeUtf8(raw);
   if (text === undefined) throw pageError('invalid_request', 'The form is not valid UTF-8.');
   return new URLSearchParams(text);
+}
+
+/**
+ * The user the person chose on a consent form, who must be able to sign in to `app`; a test user is
+ * never granted `apps:write` (managing apps is the developer's alone, as in the simulator).
+ */
+export function chosenUser(core: SandboxCore, app: AppRecord, scopes: Scope[], form: URLSearchParams) {
+  const userId = single(form, 'user_id');
+  if (userId === null) throw pageError('invalid_request', 'Choose a user to sign in as.');
+  let user;
+  try {
+    user = userOfApp(core, app, userId);
+  } catch {
+    throw pageError('invalid_request', `The user "${userId}" cannot sign in to ${app.name}.`);
+  }
+  if (user.id !== app.owner_id && scopes.includes('apps:write')) {
+    throw pageError(
+      'access_denied',
+      `A test user cannot be granted "apps:write"; sign in as the developer of ${app.name} instead.`,
+      403,
+    );
+  }
+  return user;
+}
+
+/** The users of the consent page, the one to preselect first (the developer when `apps:write` is asked for). */
+export function orderedUsers(core: SandboxCore, app: AppRecord, scopes: Scope[]) {
+  const users = consentUsers(core, app);
+  const selected = scopes.includes('apps:write') ? app.owner_id : users[0]?.user.id;
+  return {
+    selected,
+    users: [...users.filter((u) => u.user.id === selected), ...users.filter((u) => u.user.id !== selected)],
+  };
 }
 
 /** The stored request the form names, once: a wrong or missing anti-CSRF token issues nothing. */
@@ -103,22 +132,7 @@ async function submitConsent(core: SandboxCore, req: IncomingMessage): Promise<s
       target.searchParams.set('error', 'access_denied');
       target.searchParams.set('error_description', 'The user denied the request.');
     } else {
-      const userId = single(form, 'user_id');
-      if (userId === null) throw pageError('invalid_request', 'Choose a user to sign in as.');
-      let user;
-      try {
-        user = userOfApp(core, request.app, userId);
-      } catch {
-        throw pageError('invalid_request', `The user "${userId}" cannot sign in to ${request.app.name}.`);
-      }
-      // Managing apps is the developer's alone: a test user is never granted apps:write (as in the simulator).
-      if (user.id !== request.app.owner_id && request.scopes.includes('apps:write')) {
-        throw pageError(
-          'access_denied',
-          `A test user cannot be granted "apps:write"; sign in as the developer of ${request.app.name} instead.`,
-          403,
-        );
-      }
+      const user = chosenUser(core, request.app, request.scopes, form);
       const code = randomId('code', 20);
       core.codes.set(code, {
         code,

@@ -3,10 +3,18 @@ import type { Context } from 'hono';
 import type { SandboxEnv } from '../../http/env.js';
 import { oauthError, SandboxApiError } from '../../http/problem.js';
 import { authenticateClient } from './client-auth.js';
+import { DEVICE_GRANT_TYPE, exchangeDeviceCode } from './device.js';
 import { exchangeCode, refresh } from './grants.js';
 import { need, readTokenRequest } from './token-request.js';
 
 const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+/** The grant types the token endpoint answers. */
+const GRANTS: Record<string, typeof exchangeCode | undefined> = {
+  authorization_code: exchangeCode,
+  refresh_token: refresh,
+  [DEVICE_GRANT_TYPE]: exchangeDeviceCode,
+};
 
 /** The token endpoint: answered once the tokens are on disk; its failures in RFC 6749 §5.2 form. */
 async function tokenEndpoint(c: Context<SandboxEnv>): Promise<Response> {
@@ -14,12 +22,12 @@ async function tokenEndpoint(c: Context<SandboxEnv>): Promise<Response> {
   try {
     const fields = await readTokenRequest(c.env.incoming);
     const grantType = need(fields, 'grant_type');
-    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
+    const grant = GRANTS[grantType];
+    if (!grant) {
       throw oauthError(400, 'unsupported_grant_type', `The grant type "${grantType}" is not supported.`);
     }
     const app = authenticateClient(core, c.env.incoming, fields);
-    const body =
-      grantType === 'authorization_code' ? exchangeCode(core, app, fields) : refresh(core, app, fields);
+    const body = grant(core, app, fields);
     await core.ledger.sync();
     return c.json(body, 200, noStore);
   } catch (error) {
