@@ -199,7 +199,12 @@ describe('the OpenAPI document', () => {
       (
         await call('POST', '/api/v1/simulator/events', {
           key,
-          body: { app_id: appId, event: 'user.revoked', data: { user_id: ada!.id, app_id: appId, scopes: ['identity:read'] }, synthetic: true },
+          body: {
+            app_id: appId,
+            event: 'user.revoked',
+            data: { user_id: ada!.id, app_id: appId, scopes: ['identity:read'] },
+            synthetic: true,
+          },
         })
       ).status,
     ).toBe(201);
