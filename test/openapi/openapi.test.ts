@@ -1,4 +1,5 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import OpenAPIBackend from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,6 +97,9 @@ describe('the OpenAPI document', () => {
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
     expect(doc).toEqual(openApiDocument(sb.siteUrl));
+    // The copy the package ships (npm run build: scripts/generate-schemas.js) is the same document.
+    const shipped = JSON.parse(await readFile(new URL('../../schema/openapi.json', import.meta.url), 'utf8'));
+    expect(shipped).toEqual(openApiDocument());
   });
 
   it('describes every route of the router, and every webhook event', () => {

@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -75,13 +76,16 @@ async function answers(sb: Sandbox, bearer = true): Promise<unknown> {
     users: await get(`/api/v1/simulator/users?app_id=${app}&limit=100`),
     payments: await get(`/api/v1/apps/${app}/payments?limit=100`),
     entitlement: await get(`/api/v1/entitlements?user_id=usr_annual`),
-    whoami: bearer ? await get('/api/v1/whoami', { authorization: 'Bearer at_fixed_access_token_0001' }) : null,
+    whoami: bearer
+      ? await get('/api/v1/whoami', { authorization: 'Bearer at_fixed_access_token_0001' })
+      : null,
     webhook: await get(`/api/v1/apps/${app}/webhook-secret`),
   });
 }
 
 /** The answers with every time replaced: an export replays at the business time it was made. */
-const undated = (v: unknown) => JSON.parse(JSON.stringify(v).replace(/"\d{4}-\d\d-\d\dT[\d:.]+Z"/g, '"T"')) as unknown;
+const undated = (v: unknown) =>
+  JSON.parse(JSON.stringify(v).replace(/"\d{4}-\d\d-\d\dT[\d:.]+Z"/g, '"T"')) as unknown;
 
 describe('a fixtures file', () => {
   it('seeds every plan kind, trials, statuses, payment behaviours, usage, grants and business time', async () => {
@@ -152,6 +156,19 @@ describe('a fixtures file', () => {
     const { payments: _p2, ...restAfter } = after;
     // Charges are history, not state: everything else reads the same.
     expect(undated(restAfter)).toEqual(undated(rest));
+
+    // The JSON Schema the package ships (npm run build) accepts both files and refuses a bad one,
+    // read by Ajv (JSON Schema 2020-12).
+    const schema = JSON.parse(
+      await readFile(new URL('../../schema/sandbox-fixtures.schema.json', import.meta.url), 'utf8'),
+    );
+    const Ajv2020 = createRequire(createRequire(import.meta.url).resolve('openapi-backend'))(
+      'ajv/dist/2020',
+    ).default;
+    const validate = new Ajv2020({ strict: false }).compile(schema);
+    expect(validate(JSON.parse(FILE)) ? [] : validate.errors).toEqual([]);
+    expect(validate(JSON.parse(JSON.stringify(exported))) ? [] : validate.errors).toEqual([]);
+    expect(validate(JSON.parse(FILE.replace('"kind": "one_time"', '"kind": "weekly"')))).toBe(false);
   });
 
   it('is refused with the line and the field at fault', () => {
