@@ -5,8 +5,36 @@ import { createHash, randomBytes, randomFillSync, timingSafeEqual } from 'node:c
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 
+// A sandbox seeded from a fixtures file draws record ids and generated secrets from a stream made
+// from the file's digest, so that two runs of one file give the same ids and answers
+// (docs/DECISIONS.md, fixtures). Secrets, tokens, codes and anti-CSRF values stay random.
+const RECORD_PREFIXES = new Set(['usr', 'app', 'cid', 'key', 'pay', 'dlv', 'acct']);
+let stream: { seed: Buffer; counter: number; bytes: Buffer; at: number } | undefined;
+
+/** Makes record ids follow `seed` from now on in this process (undefined: random again). */
+export function useIdSeed(seed: string | undefined): void {
+  stream =
+    seed === undefined
+      ? undefined
+      : { seed: createHash('sha256').update(seed).digest(), counter: 0, bytes: Buffer.alloc(0), at: 0 };
+}
+
+function draw(n: number): Buffer {
+  const s = stream!;
+  const out = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) {
+    if (s.at >= s.bytes.length) {
+      s.bytes = createHash('sha256').update(s.seed).update(String(s.counter++)).digest();
+      s.at = 0;
+    }
+    out[i] = s.bytes[s.at++]!;
+  }
+  return out;
+}
+
 /** A random identifier such as `usr_3f9a…`: the prefix, an underscore and `bytes` random bytes in hex. */
 export function randomId(prefix: string, bytes = 10): string {
+  if (stream && RECORD_PREFIXES.has(prefix)) return `${prefix}_${draw(bytes).toString('hex')}`;
   if (poolAt + bytes > pool.length) {
     randomFillSync(pool);
     poolAt = 0;

@@ -14,6 +14,8 @@ import { sweepCodes } from './routes/oauth/consent.js';
 import { writeHolder } from './storage/database.js';
 import { openLedger } from './storage/open-ledger.js';
 import { seedLedger } from './storage/seed.js';
+import { seedFromFixtures } from './fixtures/seed.js';
+import type { Fixtures } from './fixtures/schema.js';
 import { Deliveries } from './webhooks/dispatcher.js';
 import { Relay } from './webhooks/fanout.js';
 import { Streams } from './streams.js';
@@ -39,6 +41,8 @@ export interface SandboxOptions {
   deliveryTimeoutMs?: number;
   /** Receives one line per request and per delivery attempt; default: nothing. */
   log?: (line: string) => void;
+  /** Seeds an empty folder from a fixtures file (parsed: src/sandbox/fixtures/read.ts) instead of the default seed. */
+  fixtures?: { fixtures: Fixtures; digest: string };
   /** Receives what the developer should read even when requests are not logged (an import, a tightened folder); default: `log`. */
   notice?: (line: string) => void;
 }
@@ -235,7 +239,8 @@ async function openCore(options: SandboxOptions, now: () => number, log: (line: 
   } as Omit<SandboxCore, 'life'> as SandboxCore;
   core.life = new Life(core, new SqlBillingStore(ledger));
   try {
-    if (fresh) seedLedger(core);
+    if (fresh && options.fixtures) seedFromFixtures(core, options.fixtures.fixtures, options.fixtures.digest);
+    else if (fresh) seedLedger(core);
     // Deliveries still owed from an earlier run are scheduled first, so that those the catch-up
     // below creates are attempted once, by emit, and not a second time by resume.
     core.deliveries.resume();

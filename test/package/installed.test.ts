@@ -65,7 +65,13 @@ describe('npm pack', () => {
   it('ships the built CLI and nothing of the repository', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball]);
     const files = stdout.split('\n').filter(Boolean);
-    for (const file of ['package/bin/run.js', 'package/dist/oclif.js', 'package/oclif.manifest.json'])
+    for (const file of [
+      'package/bin/run.js',
+      'package/dist/oclif.js',
+      'package/oclif.manifest.json',
+      'package/schema/sandbox-fixtures.schema.json',
+      'package/schema/openapi.json',
+    ])
       expect(files).toContain(file);
     expect(files.some((f) => f.startsWith('package/dist/commands/'))).toBe(true);
     expect(files.filter((f) => /^package\/(src|test|build|bench|scripts)\//.test(f))).toEqual([]);

@@ -13,6 +13,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     '<%= config.bin %> sandbox start',
     '<%= config.bin %> sandbox start --port 0 --data-dir ./.sandbox --reset',
     '<%= config.bin %> sandbox start --json > sandbox.json &',
+    '<%= config.bin %> sandbox start --detach --port 0 --data-dir .sandbox --seed fixtures.json',
   ];
   static enableJsonFlag = true;
   static flags = {
@@ -29,6 +30,14 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       description: "seed afresh; the folder's earlier files are first moved into a before-reset-<time> folder inside it",
     }),
     quiet: Flags.boolean({ char: 'q', description: 'do not log each request and delivery to stderr' }),
+    seed: Flags.string({
+      description:
+        'seed an empty (or --reset) data folder from this fixtures file (JSON), checked before anything starts',
+    }),
+    detach: Flags.boolean({
+      description:
+        'run in the background: return once it answers, printing its address and environment as JSON (stop it with `mkt sandbox stop`; its log is sandbox.log in the data folder)',
+    }),
   };
 
   async run() {
@@ -37,6 +46,28 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     const deps = await this.deps();
     const { DamagedDataError, FolderInUseError, startSandbox } = await import('../../sandbox/start-sandbox.js');
     const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
+    const { readSeedFile } = await import('../../sandbox-run/seed-file.js');
+    const fixtures = this.flags.seed === undefined ? undefined : await readSeedFile(this.flags.seed);
+    if (fixtures && !this.flags.reset)
+      (await import('../../sandbox-run/detach.js')).refuseSeedOnState(folder);
+    if (this.flags.detach) {
+      const { detach } = await import('../../sandbox-run/detach.js');
+      const argv = [
+        '--data-dir',
+        folder,
+        '--port',
+        String(this.flags.port),
+        ...(this.flags.seed ? ['--seed', this.flags.seed] : []),
+      ];
+      this.logJson(
+        await detach({
+          bin: join(this.config.root, 'bin', 'run.js'),
+          folder,
+          argv: [...argv, ...(this.flags.reset ? ['--reset'] : [])],
+        }),
+      );
+      return;
+    }
     let sandbox: Awaited<ReturnType<typeof startSandbox>>;
     try {
       sandbox = await startSandbox({
@@ -45,6 +76,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
         reset: this.flags.reset,
         log: this.flags.quiet ? undefined : (line) => deps.out.info(deps.out.dim(line)),
         notice: (line) => deps.out.info(line),
+        fixtures,
       });
     } catch (err) {
       if (err instanceof FolderInUseError) throw new MktError('sandbox_running', err.message, 1);
@@ -68,6 +100,15 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       signal.aborted ? resolve(undefined) : signal.addEventListener('abort', resolve, { once: true }),
     );
     const { seed } = sandbox;
+    const running = await import('../../sandbox-run/running.js');
+    await running.writeRunning({
+      pid: process.pid,
+      port: sandbox.port,
+      site_url: sandbox.siteUrl,
+      data_dir: folder,
+      started_at: new Date().toISOString(),
+      seed,
+    });
     const consoleLink = await sandbox.consoleLink();
     const info = { site_url: sandbox.siteUrl, data_dir: folder, console_url: consoleLink.url, ...seed };
     if (deps.json) this.logJson(info);
@@ -104,6 +145,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     await stopped;
     deps.out.info('Stopping the sandbox (every acknowledged change is already on disk)…');
     await sandbox.close();
+    await running.removeRunning(folder, process.pid);
     deps.out.info('Stopped.');
     throw signal.reason;
   }

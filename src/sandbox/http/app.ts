@@ -15,6 +15,7 @@ import { plansApi } from '../routes/plans-api.js';
 import { relayApi } from '../routes/relay-api.js';
 import { simulatorApi } from '../routes/simulator-api.js';
 import { consoleApi } from '../console/api-room.js';
+import { openApiRoutes } from '../openapi/route.js';
 import type { SandboxEnv } from './env.js';
 import { apiGuard, front } from './guards.js';
 import { answerProblem, SandboxApiError } from './problem.js';
@@ -43,6 +44,7 @@ const OPEN_ROUTES: ReadonlyArray<Hono<SandboxEnv>> = [
   deviceRoutes,
   tokenRoutes,
   payoutsPages,
+  openApiRoutes,
 ];
 
 const pattern = (path: string) => new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+').replace(/\*$/, '.*')}$`);

@@ -93,19 +93,30 @@ function describe(issue: z.core.$ZodIssue, where: 'body' | 'query', input: unkno
   return `${noun} "${field}" ${issue.message.replace(/\.$/, '')}.`;
 }
 
+/** What a checking middleware checks, read by the OpenAPI document (src/sandbox/openapi/document.ts). */
+export interface Described {
+  openapi?: { in: 'body' | 'query'; schema: z.ZodType };
+}
+
+/** Marks a middleware with the schema it checks, so that the API's description is made from it. */
+function described<M extends object>(where: 'body' | 'query', schema: z.ZodType, middleware: M): M {
+  return Object.assign(middleware, { openapi: { in: where, schema } });
+}
+
 /**
  * Reads the JSON object body (an empty body is `{}`; 413, 415 and `invalid_json` as in
  * docs/PROTOCOL.md) and checks it against `schema` before the handler runs; the handler reads
  * `c.get('body')`, typed by the schema.
  */
 export function jsonBody<S extends z.ZodType>(schema: S) {
-  return createMiddleware<SandboxEnv & { Variables: { body: z.output<S> } }>(async (c, next) => {
+  const middleware = createMiddleware<SandboxEnv & { Variables: { body: z.output<S> } }>(async (c, next) => {
     const raw = await readJsonObject(c.env.incoming);
     const parsed = schema.safeParse(raw);
     if (!parsed.success) throw invalidRequest(describe(parsed.error.issues[0]!, 'body', raw));
     c.set('body', parsed.data);
     await next();
   });
+  return described('body', schema, middleware);
 }
 
 /** No body, or an empty object. */
@@ -118,7 +129,7 @@ export const emptyBody = jsonBody(z.strictObject({}));
 export function query<S extends z.ZodType>(schema: S) {
   // Most requests have no query: the schema's answer to none is worked out once.
   let none: z.ZodSafeParseResult<z.output<S>> | undefined;
-  return createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {
+  const middleware = createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {
     // The query as sent (`/path?query`), read without building the whole URL again.
     const target = c.env.incoming.url ?? '';
     const asSent = target.startsWith('/') && !target.includes('#');
@@ -149,6 +160,7 @@ export function query<S extends z.ZodType>(schema: S) {
     c.set('query', parsed.data);
     await next();
   });
+  return described('query', schema, middleware);
 }
 
 /** A route without query parameters. */

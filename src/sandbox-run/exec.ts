@@ -1,0 +1,82 @@
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MktError } from '../errors.js';
+import type { Fixtures } from '../sandbox/fixtures/schema.js';
+import { sandboxEnv } from './env.js';
+
+/** What `mkt sandbox exec` runs and how. */
+export interface ExecInput {
+  command: string;
+  args: string[];
+  /** The environment CMD inherits (ours), before the sandbox's variables are added. */
+  env: NodeJS.ProcessEnv;
+  port: number;
+  seed?: { fixtures: Fixtures; digest: string };
+  /** Where the sandbox's own lines go: stderr (--verbose), a file (--log-file), or nowhere. */
+  log?: { stderr?: NodeJS.WritableStream; file?: string };
+}
+
+const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Starts a fresh sandbox in a temporary folder on a free port, runs CMD with the sandbox's
+ * environment (sandboxEnv), stops the sandbox and removes the folder. Answers CMD's exit code, or
+ * 128 + n when a signal n ended it. Signals that reach mkt are passed on to CMD.
+ */
+export async function execInSandbox(input: ExecInput): Promise<number> {
+  const { startSandbox } = await import('../sandbox/start-sandbox.js');
+  const folder = mkdtempSync(join(tmpdir(), 'mkt-sandbox-'));
+  const line = (text: string) => {
+    if (input.log?.file) appendFileSync(input.log.file, `${text}\n`, { mode: 0o600 });
+    input.log?.stderr?.write(`${text}\n`);
+  };
+  const logging = input.log?.file !== undefined || input.log?.stderr !== undefined;
+  try {
+    const sandbox = await startSandbox({
+      dataDir: folder,
+      port: input.port,
+      log: logging ? line : undefined,
+      notice: line,
+      fixtures: input.seed,
+    });
+    try {
+      const env: NodeJS.ProcessEnv = {
+        ...input.env,
+        ...sandboxEnv({ site_url: sandbox.siteUrl, data_dir: folder, seed: sandbox.seed }),
+      };
+      // A token for another site must not follow the suite to this one.
+      delete env.MKT_ACCESS_TOKEN;
+      return await run(input.command, input.args, env);
+    } finally {
+      await sandbox.close();
+    }
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: 'inherit', env });
+    const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+    const handlers = FORWARDED.map((s) => [s, forward(s)] as const);
+    for (const [s, h] of handlers) process.on(s, h);
+    const done = () => {
+      for (const [s, h] of handlers) process.off(s, h);
+    };
+    child.once('error', (e: NodeJS.ErrnoException) => {
+      done();
+      reject(
+        e.code === 'ENOENT'
+          ? new MktError('command_not_found', `Cannot run "${command}": no such command.`, 127)
+          : new MktError('command_failed', `Cannot run "${command}": ${e.message}`, 126),
+      );
+    });
+    child.once('exit', (code, signal) => {
+      done();
+      resolve(signal ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1));
+    });
+  });
+}
