@@ -145,7 +145,7 @@ await script('mkt', {
   stdin: { contents: entry, resolveDir: process.cwd(), sourcefile: 'mkt-entry.js' },
   // Loaded on demand from node_modules as before (docs/CONTRIBUTING.md: heavy modules).
   external: [
-    ...['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici', 'typescript'],
+    ...['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici', 'typescript', 'jq-wasm'],
     // oclif's dependencies that a run with a manifest never reaches (globbing for commands, plugin
     // patterns, version ranges, config files, spinners): not parsed at each start, loaded if used.
     ...['tinyglobby', 'minimatch', 'semver', 'lilconfig', 'cli-spinners'],

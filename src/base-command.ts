@@ -1,6 +1,7 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { createDeps, type Deps } from './deps.js';
-import { InterruptedError, MktError, TerminatedError, UsageError } from './errors.js';
+import { CheckFailedError, InterruptedError, MktError, TerminatedError, UsageError } from './errors.js';
+import type { JqFilter } from './output/jq.js';
 import { jsonText } from './output/output.js';
 import { argumentGivenAsFlag, parseErrorMessage } from './output/parse-error.js';
 import { reportError } from './output/report.js';
@@ -30,19 +31,28 @@ const JSON_FLAG = Flags.boolean({
   helpGroup: 'GLOBAL',
 });
 
+const JQ_FLAG = Flags.string({
+  description:
+    'filter the JSON result with a jq expression (implies --json; strings print raw, one value a line)',
+  helpGroup: 'GLOBAL',
+  helpValue: 'EXPR',
+});
+
 /**
  * Every mkt command: parses the global flags, builds the dependency object once, and is the only
  * place that turns errors into output and exit codes.
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
-  /** The global flags, and --json where the command returns data (one wording for every command). */
-  static override get baseFlags(): typeof GLOBAL_FLAGS & { json?: typeof JSON_FLAG } {
-    return this.enableJsonFlag ? { json: JSON_FLAG, ...GLOBAL_FLAGS } : GLOBAL_FLAGS;
+  /** The global flags, and --json and --jq where the command returns data (one wording for every command). */
+  static override get baseFlags(): typeof GLOBAL_FLAGS & { json?: typeof JSON_FLAG; jq?: typeof JQ_FLAG } {
+    return this.enableJsonFlag ? { json: JSON_FLAG, jq: JQ_FLAG, ...GLOBAL_FLAGS } : GLOBAL_FLAGS;
   }
 
   protected flags!: CommandFlags<T>;
   protected args!: CommandArgs<T>;
   private builtDeps: Deps | undefined;
+  /** --jq, compiled in init (before the command does anything); jq is loaded only then. */
+  private jq: JqFilter | undefined;
   private stopRequest: AbortController | undefined;
 
   /**
@@ -79,6 +89,23 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     });
     this.flags = flags as CommandFlags<T>;
     this.args = args as CommandArgs<T>;
+    const expression = (flags as { jq?: string }).jq;
+    if (expression !== undefined) {
+      const { loadJqFilter } = await import('./output/jq.js');
+      this.jq = await loadJqFilter(expression, { terminal: Boolean(process.stdout.isTTY) });
+    }
+  }
+
+  /** --json, or --jq (which filters the JSON). */
+  public override jsonEnabled(): boolean {
+    return super.jsonEnabled() || this.jqGiven();
+  }
+
+  /** --jq is on the command line (before any `--`), read before the flags are parsed. */
+  private jqGiven(): boolean {
+    if (!this.ctor.enableJsonFlag) return false;
+    const end = this.argv.indexOf('--');
+    return this.argv.some((a, i) => (end < 0 || i < end) && (a === '--jq' || a.startsWith('--jq=')));
   }
 
   /** The dependency object for domain code, built on first use. */
@@ -95,13 +122,24 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       siteUrl: this.flags['site-url'],
       verbose: this.flags.verbose,
       json: this.jsonEnabled(),
+      jq: this.jq,
     });
     return this.builtDeps;
   }
 
-  /** --json output: what run() returned, as plain, stable JSON on stdout (jsonText). */
+  /** --json output: what run() returned, as plain, stable JSON on stdout (jsonText), or through --jq. */
   public override logJson(json: unknown): void {
-    process.stdout.write(jsonText(json));
+    if (!this.jq) {
+      process.stdout.write(jsonText(json));
+      return;
+    }
+    const { text, error } = this.jq.apply(json);
+    process.stdout.write(text);
+    // oclif prints the result after the command's own error handling: the failure is told here.
+    if (error) {
+      const io = { json: false, stdout: process.stdout, stderr: process.stderr, env: process.env };
+      process.exitCode = reportError(error, io).exitCode;
+    }
   }
 
   /** The command's flags by name, global ones included (for "Did you mean --feature?"). */
@@ -127,7 +165,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (err.name === 'ExitError' || (err as { code?: string }).code === 'EEXIT') throw err;
     // A command that stopped cleanly on Ctrl-C or SIGTERM has said so: only the exit code is left.
     if (err === this.stopRequest?.signal.reason) return this.exit((err as MktError).exitCode);
-    const json = this.jsonEnabled();
+    // With --jq an error is told on stderr in words (as gh does): stdout holds only what the filter
+    // printed, and a failed check's document goes through the filter like an answer.
+    if (this.jq && err instanceof CheckFailedError && err.document !== undefined) {
+      const { text } = this.jq.apply(err.document);
+      process.stdout.write(text);
+    }
+    const json = this.jsonEnabled() && !this.jqGiven();
     const error = reportError(isParseError(err) ? this.parseError(err) : err, {
       json,
       verbose: this.flags?.verbose,

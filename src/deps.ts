@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './platform/clock.js';
 import { checkConfigDir, ConfigStore } from './config/store.js';
 import { AutoStore } from './credentials/store.js';
 import { UsageError } from './errors.js';
+import type { JqFilter } from './output/jq.js';
 import { Output } from './output/output.js';
 import { configDir } from './platform/paths.js';
 import { userAgent } from './platform/version.js';
@@ -43,6 +44,8 @@ export interface DepsInput {
   siteUrl?: string;
   verbose?: boolean;
   json?: boolean;
+  /** --jq: the filter every JSON output goes through. */
+  jq?: JqFilter;
   clock?: Clock;
 }
 
@@ -50,7 +53,7 @@ export interface DepsInput {
 export async function createDeps(input: DepsInput): Promise<Deps> {
   const { env } = input;
   const json = input.json ?? false;
-  const out = new Output({ stdout: input.stdout, stderr: input.stderr, env, json });
+  const out = new Output({ stdout: input.stdout, stderr: input.stderr, env, json, jq: input.jq });
   const clock = input.clock ?? systemClock;
   const profile = input.profile || env.MKT_PROFILE || 'default';
   if (!/^[A-Za-z0-9_.-]+$/.test(profile)) {

@@ -38,7 +38,8 @@ export function logLine(out: Output, e: RequestLogEntry): string {
 export function tailRenderer(out: Output, options: { json: boolean }): (event: TailEvent) => void {
   return (event) => {
     if (event.type === 'request') {
-      out.data(options.json ? JSON.stringify(event.entry) : logLine(out, event.entry));
+      const line = options.json ? out.jsonLine(JSON.stringify(event.entry)) : logLine(out, event.entry);
+      if (line !== undefined) out.data(line);
       return;
     }
     if (options.json) return out.info(JSON.stringify(event));

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import { colorFor, isCI, palette } from './colour.js';
+import type { JqFilter } from './jq.js';
 import { safeLine, safeText } from './safe-text.js';
 
 type Env = Record<string, string | undefined>;
@@ -26,12 +27,15 @@ export class Output {
   readonly interactive: boolean;
   /** stderr may carry colour. */
   readonly color: boolean;
+  /** The --jq filter every JSON document and JSON line goes through, when the flag was given. */
+  readonly jq: JqFilter | undefined;
   private readonly said = new Set<string>();
   private draining: Promise<void> | undefined;
   private readonly chalk: ReturnType<typeof palette>;
 
-  constructor(options: { stdout: Stream; stderr: Stream; env: Env; json: boolean }) {
+  constructor(options: { stdout: Stream; stderr: Stream; env: Env; json: boolean; jq?: JqFilter }) {
     const { env, json } = options;
+    this.jq = options.jq;
     this.stdout = options.stdout;
     this.stderr = options.stderr;
     this.interactive = Boolean(this.stdout.isTTY) && !isCI(env) && !json;
@@ -65,9 +69,27 @@ export class Output {
     }));
   }
 
-  /** Writes a JSON document to stdout (the one way mkt prints JSON: jsonText). */
+  /** Writes a JSON document to stdout (the one way mkt prints JSON: jsonText), or what --jq makes of it. */
   json(value: unknown): void {
-    this.stdout.write(jsonText(value));
+    if (!this.jq) {
+      this.stdout.write(jsonText(value));
+      return;
+    }
+    const { text, error } = this.jq.apply(value);
+    this.stdout.write(text);
+    if (error) throw error;
+  }
+
+  /**
+   * One line of a JSON-lines stream (listen, logs tail) as it goes to stdout: the line itself, or
+   * what --jq makes of it (undefined when it printed nothing; a failure of the expression is a
+   * warning, and the stream goes on).
+   */
+  jsonLine(line: string): string | undefined {
+    if (!this.jq) return line;
+    const { text, error } = this.jq.apply(JSON.parse(line));
+    if (error) this.warn(error.message);
+    return text ? text.slice(0, -1) : undefined;
   }
 
   /** A progress or information line on stderr. */

@@ -73,6 +73,9 @@ describe('README sections', () => {
     await run('mkdir', ['-p', bin], process.env);
     await writeFile(join(bin, 'mkt'), `#!/bin/sh\nexec "${process.execPath}" "${MKT_BIN}" "$@"\n`);
     await chmod(join(bin, 'mkt'), 0o755);
+    // No jq binary: one that fails stands first on the PATH (--jq is built in).
+    await writeFile(join(bin, 'jq'), '#!/bin/sh\necho "jq: not installed" >&2\nexit 127\n');
+    await chmod(join(bin, 'jq'), 0o755);
     const script = join(ctx.dir, 'script.sh');
     await writeFile(script, block('Scripting mkt', 'sh'));
     const env = { ...baseEnv(ctx.dir), ...ctx.env, PATH: `${bin}:${process.env.PATH}` };

@@ -8,7 +8,7 @@ export default class LogsTail extends BaseCommand<typeof LogsTail> {
   static examples = [
     '<%= config.bin %> logs tail',
     '<%= config.bin %> logs tail --status 4xx,5xx --path /apps',
-    "<%= config.bin %> logs tail --json | jq -c 'select(.latency_ms > 100)'",
+    "<%= config.bin %> logs tail --jq 'select(.latency_ms > 100)'",
   ];
   static enableJsonFlag = true;
   static flags = {

@@ -30,15 +30,18 @@ export function listenRenderer(
     if (batch) out.data(batch);
     batch = '';
   };
-  const data = (text: string) => {
+  const data = (text: string | undefined) => {
+    if (text === undefined) return;
     if (!batch) setImmediate(flush);
     batch += `${text}\n`;
     if (batch.length > 65_536) flush();
   };
   const render = (e: ListenEvent): void => {
     if (options.json) {
-      if ('report' in e) data(reportLine(e.type, e.report, 'resend' in e ? e.resend : undefined));
-      else if (e.type === 'ready' || e.type === 'secret') data(JSON.stringify(e));
+      // Through --jq when given (out.jsonLine), one line each.
+      if ('report' in e)
+        data(out.jsonLine(reportLine(e.type, e.report, 'resend' in e ? e.resend : undefined)));
+      else if (e.type === 'ready' || e.type === 'secret') data(out.jsonLine(JSON.stringify(e)));
       else if (e.type !== 'connected') out.info(JSON.stringify(e));
       return;
     }
