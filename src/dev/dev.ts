@@ -3,6 +3,7 @@
 // its webhook route — then the app's and the dashboard preview's addresses. Ctrl-C stops what it
 // started and nothing else.
 import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Deps } from '../deps.js';
 import { MktError, UsageError } from '../errors.js';
@@ -60,6 +61,15 @@ async function waitUntilAnswering(siteUrl: string, signal: AbortSignal): Promise
     throw new MktError('sandbox_not_ready', `The sandbox did not answer at ${siteUrl} within 15 s.`, 1);
 }
 
+/** Whether something already listens on localhost:port (the app would fail to start, or worse, be another). */
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: 'localhost' });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
 /** Runs the loop until `input.signal` aborts, then stops everything it started. */
 export async function runDev(deps: DevDeps, input: DevInput): Promise<void> {
   const project = readProject(input.dir);
@@ -97,6 +107,16 @@ export async function runDev(deps: DevDeps, input: DevInput): Promise<void> {
         style: 'dim',
       });
       await waitUntilAnswering(deps.siteUrl, input.signal);
+    }
+    if (await portInUse(port)) {
+      throw new MktError(
+        'port_in_use',
+        `Port ${port} on this machine is already in use (another copy of the app?).`,
+        1,
+        {
+          hints: [`mkt dev --port ${port + 1}   (and the same port in .env and the app's redirect URI)`],
+        },
+      );
     }
     const appEnv: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
     for (const name of MKT_SECRETS) delete appEnv[name];
