@@ -12,6 +12,8 @@ command -v gnome-keyring-daemon >/dev/null || missing+=(gnome-keyring)
 command -v script >/dev/null || missing+=(bsdutils)
 command -v zsh >/dev/null || missing+=(zsh)
 command -v faketime >/dev/null || missing+=(faketime)
+# The Python template of `mkt init` runs on Debian's Flask and PyJWT (test/init).
+/usr/bin/python3 -c 'import flask, jwt' 2>/dev/null || missing+=(python3-flask python3-jwt)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else

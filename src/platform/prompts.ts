@@ -52,3 +52,39 @@ export async function promptSecret(
     throw err;
   }
 }
+
+/**
+ * Asks for each missing answer on a terminal (`ask` returns the questions); without one it refuses
+ * in one sentence naming every flag that would have answered (exit 2).
+ */
+export async function askMissing<T extends Record<string, string | undefined>>(
+  deps: Pick<Deps, 'out' | 'stdin'>,
+  given: T,
+  questions: { [K in keyof T]: { flag: string; message: string; choices?: readonly string[] } },
+  usage: string,
+): Promise<{ [K in keyof T]: string }> {
+  const missing = (Object.keys(questions) as Array<keyof T>).filter((k) => !given[k]);
+  if (missing.length > 0 && !canPrompt(deps)) {
+    const flags = missing.map((k) => questions[k].flag).join(' and ');
+    throw new UsageError(`${usage} needs ${flags} when it cannot ask (no terminal).`, {
+      code: 'flags_required',
+    });
+  }
+  const answers = { ...given } as Record<keyof T, string | undefined>;
+  const { input, select } = await import('@inquirer/prompts');
+  try {
+    for (const k of missing) {
+      const q = questions[k];
+      answers[k] = q.choices
+        ? await select(
+            { message: q.message, choices: q.choices.map((value) => ({ value })) },
+            { output: deps.out.stderr },
+          )
+        : await input({ message: q.message, required: true }, { output: deps.out.stderr });
+    }
+  } catch (err) {
+    if ((err as Error).name === 'ExitPromptError') throw new InterruptedError();
+    throw err;
+  }
+  return answers as { [K in keyof T]: string };
+}
