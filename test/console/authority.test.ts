@@ -1,6 +1,7 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsoleApp } from '../../src/sandbox/console/app.js';
 import { ConsoleSessions } from '../../src/sandbox/console/sessions.js';
@@ -277,5 +278,35 @@ describe('refusals never name another person', () => {
     const byKey = await api('GET', `/apps/${C.id}`, apiKey(keyA));
     expect(byKey.status).toBe(404);
     expect(byKey.text).not.toContain(MALLORY.name);
+  });
+});
+
+describe('signing out', () => {
+  // Last in the file: it closes the sandbox to read its database (the sandbox holds it exclusively).
+  it('revokes the console session’s own token at once', async () => {
+    const grants = async () => {
+      const log = await api('GET', `/apps/${appA}/logs?limit=100`, apiKey(keyA));
+      const entries = log.json.data as Array<{ credential: { id: string } }>;
+      return new Set(entries.map((e) => e.credential.id).filter((id) => id.startsWith('con_')));
+    };
+    const before = await grants();
+    const cookie = await enter((await sandbox.consoleLink()).url);
+    expect((await consoleRequest(cookie, 'GET', '/console')).status).toBe(200);
+    // The console's own calls are in the request log under its grant (`con_…`), never its token.
+    const mine = [...(await grants())].filter((g) => !before.has(g));
+    expect(mine).toHaveLength(1);
+    const out = await consoleRequest(cookie, 'POST', '/console/sign-out');
+    expect(out.status).toBe(200);
+    expect((await consoleRequest(cookie, 'GET', '/console')).status).toBe(401);
+    await sandbox.close();
+    const db = new DatabaseSync(join(dataDir, 'sandbox.sqlite'), { readOnly: true });
+    try {
+      const left = db.prepare("SELECT family FROM tokens WHERE family LIKE 'con_%'").all() as Array<{
+        family: string;
+      }>;
+      expect(left.map((r) => r.family)).not.toContain(mine[0]);
+    } finally {
+      db.close();
+    }
   });
 });
