@@ -281,6 +281,28 @@ describe('refusals never name another person', () => {
   });
 });
 
+describe('a session begun with a token', () => {
+  // After every test that uses the developer's first token: this one moves the clock past a token's life.
+  it('joins that token’s grant and ends no later than it', async () => {
+    const token = await developerToken(sandbox, ['apps:write']);
+    const issued = Date.now() + offsetMs;
+    const { url } = (await api('POST', '/console/sessions', bearer(token))).json as { url: string };
+    const cookie = await enter(url);
+    expect((await consoleRequest(cookie, 'GET', '/console')).status).toBe(200);
+    const log = await api('GET', `/apps/${appA}/logs?limit=5`, apiKey(keyA));
+    const grantOf = (entries: Array<{ credential: { kind: string; id: string } }>) =>
+      entries.find((e) => e.credential.kind === 'token')?.credential.id;
+    // The console's calls count with the token's own grant (no grant of its own, no other rights).
+    expect(grantOf(log.json.data)).toMatch(/^fam_/);
+    // The token expires (an hour): the console session with it.
+    offsetMs = issued - Date.now() + 3_600_000 + 1_000;
+    expect((await api('GET', '/whoami', bearer(token))).status).toBe(401);
+    const after = await consoleRequest(cookie, 'GET', `/console/apps/${appA}`);
+    expect(after.status).toBe(401);
+    expect(after.text).toContain('Sign in to the console');
+  });
+});
+
 describe('signing out', () => {
   // Last in the file: it closes the sandbox to read its database (the sandbox holds it exclusively).
   it('revokes the console session’s own token at once', async () => {
