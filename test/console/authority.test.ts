@@ -211,21 +211,33 @@ describe('what a console session may do', () => {
     const before = await api('GET', `/apps/${appB.id}/keys?limit=100`, bearer(devToken));
     const attack = await consoleRequest(cookie, 'POST', `/console/apps/${appB.id}/keys`, { mode: 'live' });
     expect(attack.status).toBe(404);
-    expect(attack.text).not.toMatch(/live_\w{8}/);
+    expect(attack.text).not.toMatch(/live_[\w-]{32}/);
     const after = await api('GET', `/apps/${appB.id}/keys?limit=100`, bearer(devToken));
     expect(after.text).toBe(before.text);
     // The next page shows no key either (nothing was made, nothing is flashed).
     const next = await consoleRequest(cookie, 'GET', `/console/apps/${appA}/keys`);
-    expect(next.text).not.toMatch(/live_\w{8}/);
+    expect(next.text).not.toMatch(/live_[\w-]{32}/);
     // On its own app it does what the key may do through the API: a key may make a live key of its app.
     const own = await consoleRequest(cookie, 'POST', `/console/apps/${appA}/keys`, { mode: 'live' });
     expect(own).toMatchObject({ status: 303, location: `/console/apps/${appA}/keys` });
     const shown = await consoleRequest(cookie, 'GET', `/console/apps/${appA}/keys`);
-    expect(shown.text).toMatch(/live_\w{8}/);
+    expect(shown.text).toMatch(/live_[\w-]{32}/);
     // And no more: a key cannot create apps through the API, so not through the console either.
     const apps = (await api('GET', '/apps?limit=100', bearer(devToken))).json.data.length;
     await consoleRequest(cookie, 'POST', '/console/apps', { name: 'by a key', redirect_uris: '' });
     expect((await api('GET', '/apps?limit=100', bearer(devToken))).json.data.length).toBe(apps);
+  });
+
+  it('begun with a key: the session ends when the key is deleted', async () => {
+    const made = await api('POST', `/apps/${appA}/keys`, bearer(devToken), { mode: 'test' });
+    const { url } = (await api('POST', '/console/sessions', apiKey(made.json.key))).json as { url: string };
+    const cookie = await enter(url);
+    expect((await consoleRequest(cookie, 'GET', `/console/apps/${appA}`)).status).toBe(200);
+    expect((await api('DELETE', `/apps/${appA}/keys/${made.json.id}`, bearer(devToken))).status).toBe(204);
+    const after = await consoleRequest(cookie, 'GET', `/console/apps/${appA}/keys`);
+    expect(after.status).toBe(401);
+    expect(after.text).not.toContain(made.json.id);
+    expect((await consoleRequest(cookie, 'GET', '/console')).status).toBe(401);
   });
 
   const cases = [
