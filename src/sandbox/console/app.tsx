@@ -177,7 +177,8 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<Vars> {
   });
 
   // The one authority check: every method on every route under /console/apps/:app, before its handler.
-  app.use('/console/apps/:app', appScope).use('/console/apps/:app/*', appScope);
+  // (Hono's '/console/apps/:app/*' also matches '/console/apps/:app' itself.)
+  app.use('/console/apps/:app/*', appScope);
 
   app.post('/console/sign-out', async (c) => {
     const r = c.get('console');
