@@ -25,8 +25,11 @@ export const HEADER = {
   requestId: 'x-request-id',
 } as const;
 
-/** Requests per minute allowed for each kind of API key (docs/INTERFACE.md §8). */
-export const RATE_LIMITS = { test: 100, live: 1000 } as const;
+/**
+ * Requests per minute allowed for each kind of API key (docs/INTERFACE.md §8), and for a Bearer token's
+ * grant (an access token and those refreshed from it; docs/PROTOCOL.md, Rate limits).
+ */
+export const RATE_LIMITS = { test: 100, live: 1000, token: 1000 } as const;
 
 /** Where the sandbox listens by default, and so the site used when nothing else is set. */
 export const DEFAULT_SANDBOX_PORT = 7878;

@@ -1,6 +1,7 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsoleApp } from '../../src/sandbox/console/app.js';
 import { ConsoleSessions } from '../../src/sandbox/console/sessions.js';
@@ -210,21 +211,33 @@ describe('what a console session may do', () => {
     const before = await api('GET', `/apps/${appB.id}/keys?limit=100`, bearer(devToken));
     const attack = await consoleRequest(cookie, 'POST', `/console/apps/${appB.id}/keys`, { mode: 'live' });
     expect(attack.status).toBe(404);
-    expect(attack.text).not.toMatch(/live_\w{8}/);
+    expect(attack.text).not.toMatch(/live_[\w-]{32}/);
     const after = await api('GET', `/apps/${appB.id}/keys?limit=100`, bearer(devToken));
     expect(after.text).toBe(before.text);
     // The next page shows no key either (nothing was made, nothing is flashed).
     const next = await consoleRequest(cookie, 'GET', `/console/apps/${appA}/keys`);
-    expect(next.text).not.toMatch(/live_\w{8}/);
+    expect(next.text).not.toMatch(/live_[\w-]{32}/);
     // On its own app it does what the key may do through the API: a key may make a live key of its app.
     const own = await consoleRequest(cookie, 'POST', `/console/apps/${appA}/keys`, { mode: 'live' });
     expect(own).toMatchObject({ status: 303, location: `/console/apps/${appA}/keys` });
     const shown = await consoleRequest(cookie, 'GET', `/console/apps/${appA}/keys`);
-    expect(shown.text).toMatch(/live_\w{8}/);
+    expect(shown.text).toMatch(/live_[\w-]{32}/);
     // And no more: a key cannot create apps through the API, so not through the console either.
     const apps = (await api('GET', '/apps?limit=100', bearer(devToken))).json.data.length;
     await consoleRequest(cookie, 'POST', '/console/apps', { name: 'by a key', redirect_uris: '' });
     expect((await api('GET', '/apps?limit=100', bearer(devToken))).json.data.length).toBe(apps);
+  });
+
+  it('begun with a key: the session ends when the key is deleted', async () => {
+    const made = await api('POST', `/apps/${appA}/keys`, bearer(devToken), { mode: 'test' });
+    const { url } = (await api('POST', '/console/sessions', apiKey(made.json.key))).json as { url: string };
+    const cookie = await enter(url);
+    expect((await consoleRequest(cookie, 'GET', `/console/apps/${appA}`)).status).toBe(200);
+    expect((await api('DELETE', `/apps/${appA}/keys/${made.json.id}`, bearer(devToken))).status).toBe(204);
+    const after = await consoleRequest(cookie, 'GET', `/console/apps/${appA}/keys`);
+    expect(after.status).toBe(401);
+    expect(after.text).not.toContain(made.json.id);
+    expect((await consoleRequest(cookie, 'GET', '/console')).status).toBe(401);
   });
 
   const cases = [
@@ -277,5 +290,57 @@ describe('refusals never name another person', () => {
     const byKey = await api('GET', `/apps/${C.id}`, apiKey(keyA));
     expect(byKey.status).toBe(404);
     expect(byKey.text).not.toContain(MALLORY.name);
+  });
+});
+
+describe('a session begun with a token', () => {
+  // After every test that uses the developer's first token: this one moves the clock past a token's life.
+  it('joins that token’s grant and ends no later than it', async () => {
+    const token = await developerToken(sandbox, ['apps:write']);
+    const issued = Date.now() + offsetMs;
+    const { url } = (await api('POST', '/console/sessions', bearer(token))).json as { url: string };
+    const cookie = await enter(url);
+    expect((await consoleRequest(cookie, 'GET', '/console')).status).toBe(200);
+    const log = await api('GET', `/apps/${appA}/logs?limit=5`, apiKey(keyA));
+    const grantOf = (entries: Array<{ credential: { kind: string; id: string } }>) =>
+      entries.find((e) => e.credential.kind === 'token')?.credential.id;
+    // The console's calls count with the token's own grant (no grant of its own, no other rights).
+    expect(grantOf(log.json.data)).toMatch(/^fam_/);
+    // The token expires (an hour): the console session with it.
+    offsetMs = issued - Date.now() + 3_600_000 + 1_000;
+    expect((await api('GET', '/whoami', bearer(token))).status).toBe(401);
+    const after = await consoleRequest(cookie, 'GET', `/console/apps/${appA}`);
+    expect(after.status).toBe(401);
+    expect(after.text).toContain('Sign in to the console');
+  });
+});
+
+describe('signing out', () => {
+  // Last in the file: it closes the sandbox to read its database (the sandbox holds it exclusively).
+  it('revokes the console session’s own token at once', async () => {
+    const grants = async () => {
+      const log = await api('GET', `/apps/${appA}/logs?limit=100`, apiKey(keyA));
+      const entries = log.json.data as Array<{ credential: { id: string } }>;
+      return new Set(entries.map((e) => e.credential.id).filter((id) => id.startsWith('con_')));
+    };
+    const before = await grants();
+    const cookie = await enter((await sandbox.consoleLink()).url);
+    expect((await consoleRequest(cookie, 'GET', '/console')).status).toBe(200);
+    // The console's own calls are in the request log under its grant (`con_…`), never its token.
+    const mine = [...(await grants())].filter((g) => !before.has(g));
+    expect(mine).toHaveLength(1);
+    const out = await consoleRequest(cookie, 'POST', '/console/sign-out');
+    expect(out.status).toBe(200);
+    expect((await consoleRequest(cookie, 'GET', '/console')).status).toBe(401);
+    await sandbox.close();
+    const db = new DatabaseSync(join(dataDir, 'sandbox.sqlite'), { readOnly: true });
+    try {
+      const left = db.prepare("SELECT family FROM tokens WHERE family LIKE 'con_%'").all() as Array<{
+        family: string;
+      }>;
+      expect(left.map((r) => r.family)).not.toContain(mine[0]);
+    } finally {
+      db.close();
+    }
   });
 });

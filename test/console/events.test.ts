@@ -107,12 +107,24 @@ describe('mkt logs tail against the sandbox', () => {
       const line = tail.lines.find((l) => l.id === requestId)!;
       expect(line).toMatchObject({
         method: 'GET',
-        path: `/api/v1/apps/${app()}/plans/no-such-plan`,
+        // The route the router matched, not the raw path.
+        path: '/api/v1/apps/:app_id/plans/:plan_id',
         status: 404,
         error_code: 'not_found',
         credential: { kind: 'test_key' },
         user_id: null,
       });
+      // A path no route matches is kept as such: the caller's text is not.
+      const headers = { 'x-api-key': ctx.sandbox.seed.test_key };
+      const typo = await fetch(`${ctx.sandbox.siteUrl}/api/v1/apps/${app()}/plnas-typo-sk_abc`, { headers });
+      expect(typo.status).toBe(404);
+      const typoId = typo.headers.get('x-request-id');
+      const log = await (
+        await fetch(`${ctx.sandbox.siteUrl}/api/v1/apps/${app()}/logs?limit=100`, { headers })
+      ).json();
+      const logged = (log as { data: Array<{ id: string }> }).data;
+      expect(logged.find((l) => l.id === typoId)).toMatchObject({ path: '(no route)', status: 404 });
+      expect(JSON.stringify(logged)).not.toContain('plnas-typo');
       expect(JSON.stringify(tail.lines)).not.toContain(ctx.sandbox.seed.test_key);
     } finally {
       tail.child.kill('SIGINT');

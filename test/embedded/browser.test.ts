@@ -54,8 +54,9 @@ describe.skipIf(!hasChromium())('an embedded app end to end (Chromium)', () => {
 
     const tab = await browser.newPage();
     const response = await tab.goto(url);
-    expect(response!.headers()['x-frame-options']).toBe('DENY');
-    expect(response!.headers()['content-security-policy']).toMatch(/frame-src /);
+    // Framed by the console's Preview and no other site: CSP frame-ancestors 'self', not X-Frame-Options.
+    expect(response!.headers()['x-frame-options']).toBeUndefined();
+    expect(response!.headers()['content-security-policy']).toMatch(/frame-src .*frame-ancestors 'self'/);
     expect(await tab.getAttribute('#app-frame', 'sandbox')).toMatch(/allow-scripts/);
     const frame = tab.frameLocator('#app-frame');
     await expect.poll(() => frame.locator('#user, #refused').first().textContent()).toBe(user);

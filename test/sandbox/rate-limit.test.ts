@@ -42,7 +42,7 @@ describe('rate limits per API key', () => {
     expect(fresh.headers.get('x-ratelimit-remaining')).toBe('99');
   });
 
-  it('allows 1000 a minute to a live key; tokens are not key-limited', async () => {
+  it('allows 1000 a minute to a live key', async () => {
     const clock = fakeClock(Math.floor(Date.now() / 60_000) * 60_000);
     sb = await startTestSandbox({ now: clock.now });
     const path = `/api/v1/entitlements?user_id=${sb.seed.users[0]!.id}`;
@@ -57,12 +57,38 @@ describe('rate limits per API key', () => {
     const over = await call(sb, 'GET', path, { key: sb.seed.live_key });
     expect(over.status).toBe(429);
     expect(over.headers.get('retry-after')).toBe('60');
-    const token = await call(sb, 'POST', '/api/v1/simulator/authorize', {
-      key: sb.seed.test_key,
-      body: { app_id: sb.seed.app.id, user_id: sb.seed.users[0]!.id },
-    });
-    const me = await call(sb, 'GET', '/api/v1/whoami', { token: token.json.access_token });
-    expect(me.status).toBe(200);
-    expect(me.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+});
+
+describe('rate limits per Bearer token', () => {
+  it('gives a token’s grant 1000 a minute of its own: 1,050 parallel requests get 1,000 answers and 50 × 429', async () => {
+    const clock = fakeClock(Math.floor(Date.now() / 60_000) * 60_000 + 30_000);
+    sb = await startTestSandbox({ now: clock.now });
+    const authorize = () =>
+      call(sb, 'POST', '/api/v1/simulator/authorize', {
+        key: sb.seed.test_key,
+        body: { app_id: sb.seed.app.id, user_id: sb.seed.users[0]!.id },
+      });
+    const token = (await authorize()).json.access_token as string;
+    const answers = await Promise.all(
+      Array.from({ length: 1050 }, () => call(sb, 'GET', '/api/v1/whoami', { token })),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1000);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(50);
+    const limited = answers.find((a) => a.status === 429)!;
+    expect(limited.json.error.code).toBe('rate_limited');
+    expect(limited.headers.get('retry-after')).toBe('30');
+    expect(limited.headers.get('x-ratelimit-limit')).toBe('1000');
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(answers[0]!.headers.get('x-ratelimit-limit')).toBe('1000');
+    // Another grant counts apart, and the key that asked for both still has its own count.
+    const other = await call(sb, 'GET', '/api/v1/whoami', { token: (await authorize()).json.access_token });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('x-ratelimit-remaining')).toBe('999');
+    const byKey = await call(sb, 'GET', '/api/v1/whoami', { key: sb.seed.test_key });
+    expect(byKey.headers.get('x-ratelimit-remaining')).toBe('97');
+    clock.advance(30_000);
+    expect((await call(sb, 'GET', '/api/v1/whoami', { token })).status).toBe(200);
   });
 });

@@ -2,7 +2,8 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { requireScope, routeApp } from '../http/auth.js';
-import type { SandboxEnv } from '../http/env.js';
+import type { RouteContext, SandboxEnv } from '../http/env.js';
+import type { TokenRecord } from '../storage/records.js';
 import { SandboxApiError } from '../http/problem.js';
 import { emptyBody, jsonBody, noQuery, query } from '../http/schemas.js';
 import {
@@ -29,6 +30,12 @@ const optional = z.string().optional();
 const params = (q: Record<string, string | undefined>) =>
   new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined));
 
+/** The record of the Bearer token the request presents (authenticated already), or undefined for a key. */
+function presentedToken(c: RouteContext): TokenRecord | undefined {
+  const token = /^Bearer +(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
+  return token === undefined ? undefined : c.get('core').ledger.token(token);
+}
+
 /** The console's API room: one-time console links, the deliveries record and the request log. */
 export const consoleApi = new Hono<SandboxEnv>()
   // A console link for the developer: asked with one of their app's keys (the console then shows
@@ -43,6 +50,10 @@ export const consoleApi = new Hono<SandboxEnv>()
       developerId: developer.id,
       appId: p.app.id,
       key: p.kind === 'key' ? { id: p.key.id, secret: p.key.key } : undefined,
+      grant:
+        p.kind === 'token'
+          ? { family: p.family, scopes: p.scopes, expiresAt: presentedToken(c)?.expires_at ?? null }
+          : undefined,
       label:
         p.kind === 'key'
           ? `${developer.name} · ${p.app.name} (key ${p.key.id})`
@@ -50,14 +61,11 @@ export const consoleApi = new Hono<SandboxEnv>()
     });
     return c.json(link, 201);
   })
-  // Sign-out: the console session's own token dies at once (a console token's family is `con_…`).
-  .delete('/console/session', noQuery, async (c) => {
-    const p = c.get('principal');
-    if (p.kind !== 'token' || !p.family.startsWith('con_')) {
-      throw new SandboxApiError(404, 'not_found', 'This credential is not a console session.');
-    }
-    const { ledger } = c.get('core');
-    for (const t of ledger.familyTokens(p.family)) ledger.commit({ op: 'token-', token: t.token });
+  // Sign-out: the token presented (the console session's own) dies at once; a token may always end itself.
+  .delete('/console/session', noQuery, (c) => {
+    const record = presentedToken(c);
+    if (!record) throw new SandboxApiError(404, 'not_found', 'Only a Bearer token can end itself here.');
+    c.get('core').ledger.commit({ op: 'token-', token: record.token });
     return c.body(null, 204);
   })
   // A link to the app's dashboard page, for whoever may manage the app (`mkt apps preview`).

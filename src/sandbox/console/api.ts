@@ -18,6 +18,8 @@ export class ConsoleApi {
     private readonly transport: ApiTransport,
     private readonly baseUrl: string,
     private readonly headers: Record<string, string>,
+    /** Told when the API refuses the credential (401): revoked, expired, or its key deleted. */
+    private readonly onUnauthorized: () => void = () => undefined,
   ) {}
 
   /** One request; JSON in and out. */
@@ -28,6 +30,7 @@ export class ConsoleApi {
       (init.headers as Record<string, string>)['content-type'] = 'application/json';
     }
     const res = await this.transport(new Request(`${this.baseUrl}${path}`, init));
+    if (res.status === 401) this.onUnauthorized();
     const text = await res.text();
     let data: unknown;
     try {
@@ -61,12 +64,14 @@ export class ConsoleApi {
   }
 
   /** Opens a long-lived GET (the request log's stream) and answers the raw response. */
-  stream(path: string, signal: AbortSignal): Promise<Response> {
-    return this.transport(
+  async stream(path: string, signal: AbortSignal): Promise<Response> {
+    const res = await this.transport(
       new Request(`${this.baseUrl}${path}`, {
         headers: { accept: 'text/event-stream', ...this.headers },
         signal,
       }),
     );
+    if (res.status === 401) this.onUnauthorized();
+    return res;
   }
 }

@@ -161,13 +161,24 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<Vars> {
         );
       }
     }
-    const api = new ConsoleApi(deps.transport, `${deps.siteUrl()}/api/v1`, session.principal.headers);
+    // The credential behind the session can die under it (a revoked key, an expired or revoked token):
+    // the first 401 from the API ends the session, and the browser is asked to sign in again.
+    let credentialGone = false;
+    const api = new ConsoleApi(deps.transport, `${deps.siteUrl()}/api/v1`, session.principal.headers, () => {
+      credentialGone = true;
+    });
     c.set('console', { c, session, api, deps });
     await next();
+    if (credentialGone) {
+      deps.sessions.end(session);
+      c.res = undefined;
+      c.res = await c.html(signInPage(), 401);
+    }
   });
 
   // The one authority check: every method on every route under /console/apps/:app, before its handler.
-  app.use('/console/apps/:app', appScope).use('/console/apps/:app/*', appScope);
+  // (Hono's '/console/apps/:app/*' also matches '/console/apps/:app' itself.)
+  app.use('/console/apps/:app/*', appScope);
 
   app.post('/console/sign-out', async (c) => {
     const r = c.get('console');
@@ -251,11 +262,6 @@ const appScope = createMiddleware<Vars>(async (c, next) => {
   const only = r.session.principal.appId;
   const answer =
     only !== null && only !== id ? undefined : await r.api.get<AppView>(`/apps/${encodeURIComponent(id)}`);
-  if (answer?.status === 401) {
-    // The credential behind the session is gone (a revoked key, an expired token): so is the session.
-    r.deps.sessions.end(r.session);
-    return c.html(signInPage(), 401);
-  }
   if (answer === undefined || answer.error) {
     const missing = answer === undefined || answer.status === 403 || answer.status === 404;
     return render(

@@ -120,18 +120,23 @@ export interface FinishedRequest {
   now: number;
   method: string;
   url: string;
+  /** The route the router matched (`/api/v1/apps/:app_id/plans`), or a catch-all when none did. */
+  route: string;
   status: number;
   caller: LoggedCaller;
   errorCode?: string;
 }
 
+/** What the log says of a request that matched no route (the caller's text is not kept). */
+export const UNMATCHED_PATH = '(no route)';
+
 /**
  * The log record of a finished API request: the caller's credential kind and id, the user it acted
- * for, the path without its query.
+ * for, and the route the router matched, never the raw path (docs/PROTOCOL.md, Request log).
  */
 export function requestRecord(input: FinishedRequest): RequestLogRecord {
   const { caller } = input;
-  const path = input.url.split('?')[0] ?? '';
+  const path = input.route.endsWith('*') ? UNMATCHED_PATH : input.route;
   let user: string | null = null;
   if (caller.kind === 'token') user = caller.user.id;
   else {
@@ -142,7 +147,7 @@ export function requestRecord(input: FinishedRequest): RequestLogRecord {
     id: input.id,
     at: new Date(input.startedAt).toISOString(),
     method: input.method,
-    path: path.length > 512 ? `${path.slice(0, 512)}…` : path,
+    path,
     status: input.status,
     latency_ms: Math.round((input.now - input.startedAt) * 10) / 10,
     credential:

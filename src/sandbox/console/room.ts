@@ -1,14 +1,15 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { HEADER } from '../../wire.js';
 import { randomId } from '../ids.js';
+import type { Scope } from '../storage/records.js';
 import { createConsoleApp, type ConsolePrincipal } from './app.js';
 import { DeliveryRecords } from './delivery-records.js';
 import { loggedApps, RequestLog, type FinishedRequest } from './request-log.js';
 import { PREVIEW_PARAM, PreviewPasses } from './preview-passes.js';
 import { CONSOLE_SESSION_MS, ConsoleSessions } from './sessions.js';
 
-/** The scopes of the console's own credential: it manages the developer's apps, as they may. */
-const CONSOLE_SCOPES = ['identity:read', 'entitlements:read', 'apps:write'] as const;
+/** The scopes of the console's credential when the developer began it by `mkt sandbox start`. */
+const CONSOLE_SCOPES: Scope[] = ['identity:read', 'entitlements:read', 'apps:write'];
 
 /** What the console room needs of the sandbox. */
 export interface ConsoleRoomDeps {
@@ -23,7 +24,7 @@ export interface ConsoleRoomDeps {
     kind: 'access';
     app_id: string;
     user_id: string;
-    scopes: Array<(typeof CONSOLE_SCOPES)[number]>;
+    scopes: Scope[];
     expires_at: number;
     family: string;
   }): Promise<void>;
@@ -36,6 +37,11 @@ export interface ConsoleRequester {
   appId: string;
   /** Set when the credential is an API key: the console then acts with that key, on that app only. */
   key?: { id: string; secret: string };
+  /**
+   * Set when the credential is a token: the console's token joins that grant (revoked with it, counted
+   * with it), with its scopes, and ends no later than it. Absent: the developer's own sign-in.
+   */
+  grant?: { family: string; scopes: Scope[]; expiresAt: number | null };
   /** Who, in words. */
   label: string;
 }
@@ -77,14 +83,16 @@ export class ConsoleRoom {
     if (who.key) credential = { headers: { [HEADER.apiKey]: who.key.secret } };
     else {
       const token = randomId('at', 24);
+      const end = this.deps.now() + CONSOLE_SESSION_MS + 5 * 60_000;
+      const grant = who.grant ?? { family: randomId('con', 8), scopes: [...CONSOLE_SCOPES], expiresAt: null };
       await this.deps.saveToken({
         token,
         kind: 'access',
         app_id: who.appId,
         user_id: who.developerId,
-        scopes: [...CONSOLE_SCOPES],
-        expires_at: this.deps.now() + CONSOLE_SESSION_MS + 5 * 60_000,
-        family: randomId('con', 8),
+        scopes: grant.scopes,
+        expires_at: grant.expiresAt === null ? end : Math.min(end, grant.expiresAt),
+        family: grant.family,
       });
       credential = { headers: { authorization: `Bearer ${token}` }, token };
     }

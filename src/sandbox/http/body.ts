@@ -57,12 +57,18 @@ export function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
+/** True unless the Content-Type declares a charset other than UTF-8 (JSON is UTF-8: RFC 8259 §8.1). */
+function declaresUtf8(req: IncomingMessage): boolean {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset);
+}
+
 /** Reads a JSON object body; an empty body counts as `{}`. */
 export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
   const raw = await readRawBody(req);
   if (raw.length === 0) return {};
-  if (mediaType(req) !== 'application/json') {
-    throw new SandboxApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
+  if (mediaType(req) !== 'application/json' || !declaresUtf8(req)) {
+    throw new SandboxApiError(415, 'unsupported_media_type', 'Send the body as application/json in UTF-8.');
   }
   const text = decodeUtf8(raw);
   let parsed: unknown;

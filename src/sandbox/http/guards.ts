@@ -1,4 +1,5 @@
 import { createMiddleware } from 'hono/factory';
+import { routePath } from 'hono/route';
 import { isLocalHost } from '../../wire/local-host.js';
 import { RATE_LIMITS } from '../../wire.js';
 import { authenticate } from './auth.js';
@@ -50,7 +51,8 @@ export function front(core: SandboxCore) {
 
 /**
  * Every API request, in order: authenticated (a Bearer token or an API key) as
- * `c.get('principal')`, or 401; an API key's per-minute limit (wire.ts RATE_LIMITS), its headers on
+ * `c.get('principal')`, or 401; the per-minute limit of the key or the token's grant (wire.ts
+ * RATE_LIMITS), its headers on
  * every answer, 429 included; then the answer waits until the request's changes are committed and on
  * disk (docs/DECISIONS.md, durability): a 2xx means committed, and a commit that fails (a full disk)
  * turns it into 507 (a read never waits). Once answered, the request is kept in the request log of its
@@ -64,20 +66,18 @@ export const apiGuard = createMiddleware<SandboxEnv>(async (c, next) => {
   if (principal.kind === 'token') core.life.countCall(principal.app.id, principal.user.id);
   const startedAt = core.now();
   let thrown: unknown;
+  // A key's own limit; a Bearer token's grant has one of its own (refreshing does not reset it).
+  const [bucket, limit] =
+    principal.kind === 'key'
+      ? [principal.key.key, RATE_LIMITS[principal.key.mode]]
+      : [`grant:${principal.family}`, RATE_LIMITS.token];
   try {
-    if (principal.kind === 'key') {
-      const limit = RATE_LIMITS[principal.key.mode];
-      const decision = core.rateLimiter.take(principal.key.key, limit);
-      // On the Node response itself, so every answer carries them (errors, streams) without Hono
-      // building a Headers object for each response.
-      for (const name in decision.headers) c.env.outgoing.setHeader(name, decision.headers[name]!);
-      if (!decision.allowed) {
-        throw new SandboxApiError(
-          429,
-          'rate_limited',
-          `Rate limit of ${limit} requests per minute exceeded.`,
-        );
-      }
+    const decision = core.rateLimiter.take(bucket, limit);
+    // On the Node response itself, so every answer carries them (errors, streams) without Hono
+    // building a Headers object for each response.
+    for (const name in decision.headers) c.env.outgoing.setHeader(name, decision.headers[name]!);
+    if (!decision.allowed) {
+      throw new SandboxApiError(429, 'rate_limited', `Rate limit of ${limit} requests per minute exceeded.`);
     }
     const from = core.ledger.mark();
     await next();
@@ -96,6 +96,7 @@ export const apiGuard = createMiddleware<SandboxEnv>(async (c, next) => {
         startedAt,
         method: c.req.method,
         url: c.env.incoming.url ?? c.req.path,
+        route: routePath(c, -1),
         status: problem?.status ?? c.res.status,
         caller: principal,
         errorCode: problem?.code,
