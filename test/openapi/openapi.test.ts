@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import OpenAPIBackend from 'openapi-backend';
+import { OpenAPIBackend } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument, routesOf } from '../../src/sandbox/openapi/document.js';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
