@@ -42,6 +42,11 @@ export async function execInSandbox(input: ExecInput): Promise<number> {
       log: logging ? line : undefined,
       notice: line,
       fixtures: input.seed,
+    }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EADDRINUSE') throw e;
+      throw new MktError('port_in_use', `Port ${input.port} on 127.0.0.1 is already in use.`, 1, {
+        hints: ['mkt sandbox exec --port 0 -- CMD'],
+      });
     });
     try {
       const env: NodeJS.ProcessEnv = {
