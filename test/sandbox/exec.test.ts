@@ -123,6 +123,9 @@ describe('start --detach, status, env, stop and export', () => {
     const info = JSON.parse(start.stdout) as { pid: number; site_url: string; env: Record<string, string> };
     expect(Object.keys(info.env).sort()).toEqual([...NAMES].sort());
     expect(statSync(join(data, 'running.json')).mode & 0o777).toBe(0o600);
+    const twice = await runMkt(['sandbox', 'start', '--detach', '--port', '0', '--data-dir', data], dir.path);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain(`already running on ${data} at ${info.site_url}`);
     const status = await runMkt(['sandbox', 'status', '--json', '--data-dir', data], dir.path);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({
