@@ -284,7 +284,7 @@ describe('the OpenAPI document', () => {
     expect(misfits).toEqual([]);
     // The sample covers most of the API's operations.
     expect(seen.size).toBeGreaterThanOrEqual(34);
-  });
+  }, 90_000);
 
   it('describes the webhook envelope of every delivery the flows made', async () => {
     // Ajv (JSON Schema 2020-12, as OpenAPI 3.1 uses), the one openapi-backend brings.

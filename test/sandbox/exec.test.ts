@@ -191,5 +191,5 @@ describe('start --detach, status, env, stop and export', () => {
     const { u, secret } = JSON.parse(again.stdout) as { u: Record<string, unknown>; secret: string };
     expect(secret).toBe(info.env.MKT_CLIENT_SECRET);
     expect(u).toMatchObject({ id: tess.id, name: 'Tess Trial', plan: 'pro-monthly', status: 'trialing' });
-  });
+  }, 90_000);
 });
