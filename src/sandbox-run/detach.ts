@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:f
 import { join } from 'node:path';
 import { MktError } from '../errors.js';
 import { sandboxEnv } from './env.js';
-import { answers, readRunning } from './running.js';
+import { answers, findRunning, readRunning } from './running.js';
 
 /** The sandbox's log file in its data folder, when it runs detached. */
 export const DETACHED_LOG = 'sandbox.log';
@@ -26,6 +26,17 @@ export function refuseSeedOnState(folder: string): void {
  * seed and environment. A start that fails says why (the end of its log) with its exit code.
  */
 export async function detach(input: { bin: string; folder: string; argv: string[] }) {
+  const running = await findRunning(input.folder);
+  if (running) {
+    throw new MktError(
+      'sandbox_running',
+      `A sandbox is already running on ${input.folder} at ${running.site_url} (process ${running.pid}).`,
+      1,
+      {
+        hints: [`mkt sandbox stop --data-dir ${input.folder}`, `mkt sandbox env --data-dir ${input.folder}`],
+      },
+    );
+  }
   mkdirSync(input.folder, { recursive: true, mode: 0o700 });
   const logPath = join(input.folder, DETACHED_LOG);
   const log = openSync(logPath, 'a', 0o600);

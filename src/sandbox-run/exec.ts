@@ -3,6 +3,7 @@ import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MktError } from '../errors.js';
+import { safeText } from '../output/safe-text.js';
 import type { Fixtures } from '../sandbox/fixtures/schema.js';
 import { sandboxEnv } from './env.js';
 
@@ -28,9 +29,10 @@ const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 export async function execInSandbox(input: ExecInput): Promise<number> {
   const { startSandbox } = await import('../sandbox/start-sandbox.js');
   const folder = mkdtempSync(join(tmpdir(), 'mkt-sandbox-'));
+  // Lines name the client's paths: shown with any control character escaped, as every mkt line.
   const line = (text: string) => {
-    if (input.log?.file) appendFileSync(input.log.file, `${text}\n`, { mode: 0o600 });
-    input.log?.stderr?.write(`${text}\n`);
+    if (input.log?.file) appendFileSync(input.log.file, `${safeText(text)}\n`, { mode: 0o600 });
+    input.log?.stderr?.write(`${safeText(text)}\n`);
   };
   const logging = input.log?.file !== undefined || input.log?.stderr !== undefined;
   try {
@@ -40,6 +42,11 @@ export async function execInSandbox(input: ExecInput): Promise<number> {
       log: logging ? line : undefined,
       notice: line,
       fixtures: input.seed,
+    }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EADDRINUSE') throw e;
+      throw new MktError('port_in_use', `Port ${input.port} on 127.0.0.1 is already in use.`, 1, {
+        hints: ['mkt sandbox exec --port 0 -- CMD'],
+      });
     });
     try {
       const env: NodeJS.ProcessEnv = {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../platform/fs-atomic.js';
@@ -36,13 +37,18 @@ export async function removeRunning(dataDir: string, pid: number): Promise<void>
   if (info?.pid === pid) await rm(join(dataDir, RUNNING_FILE), { force: true });
 }
 
-/** True while process `pid` exists. */
+/** True while process `pid` exists and has not exited (a zombie waiting for its parent to reap it has). */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    // Linux: the state after the command's name; `Z` is exited, not yet reaped.
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
   }
 }
 

@@ -5,7 +5,7 @@ import { createHash, randomBytes, randomFillSync, timingSafeEqual } from 'node:c
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 
-// A sandbox seeded from a fixtures file draws record ids and generated secrets from a stream made
+// A sandbox seeded from a fixtures file draws its record ids from a stream made
 // from the file's digest, so that two runs of one file give the same ids and answers
 // (docs/DECISIONS.md, fixtures). Secrets, tokens, codes and anti-CSRF values stay random.
 const RECORD_PREFIXES = new Set(['usr', 'app', 'cid', 'key', 'pay', 'dlv', 'acct']);

@@ -97,5 +97,5 @@ describe('a client generated from the OpenAPI document', () => {
       missing: 'not_found',
       status: 404,
     });
-  });
+  }, 90_000);
 });

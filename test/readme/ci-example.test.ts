@@ -73,7 +73,7 @@ describe("README's CI examples", () => {
       }
     }
     expect(readFileSync(join(app, 'sandbox.log'), 'utf8')).toMatch(/GET \/api\/v1\/entitlements 200/);
-  });
+  }, 90_000);
 
   it('runs the shell script as written, and leaves no sandbox running', () => {
     const result = run(block('sh'));
@@ -81,5 +81,5 @@ describe("README's CI examples", () => {
     expect(result.stdout.match(/# pass 1\n/g)).toHaveLength(2);
     expect(existsSync(join(app, '.sandbox', 'running.json'))).toBe(false);
     expect(run('mkt sandbox status --data-dir .sandbox').status).toBe(3);
-  });
+  }, 90_000);
 });

@@ -123,6 +123,9 @@ describe('start --detach, status, env, stop and export', () => {
     const info = JSON.parse(start.stdout) as { pid: number; site_url: string; env: Record<string, string> };
     expect(Object.keys(info.env).sort()).toEqual([...NAMES].sort());
     expect(statSync(join(data, 'running.json')).mode & 0o777).toBe(0o600);
+    const twice = await runMkt(['sandbox', 'start', '--detach', '--port', '0', '--data-dir', data], dir.path);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain(`already running on ${data} at ${info.site_url}`);
     const status = await runMkt(['sandbox', 'status', '--json', '--data-dir', data], dir.path);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({
@@ -172,6 +175,13 @@ describe('start --detach, status, env, stop and export', () => {
     const exported = await runMkt(['sandbox', 'export', '--data-dir', data, '--output', file], dir.path);
     expect(exported.code).toBe(0);
     expect(statSync(file).mode & 0o777).toBe(0o600);
+    // A fixtures file never replaces a state by mistake: only with --reset.
+    const over = await runMkt(
+      ['sandbox', 'start', '--seed', file, '--port', '0', '--data-dir', data],
+      dir.path,
+    );
+    expect(over.code).toBe(1);
+    expect(over.stderr).toMatch(/already holds a sandbox's state; --seed replaces it only with --reset/);
     const replay = `fetch(process.env.MKT_SITE_URL + '/api/v1/simulator/users/${tess.id}?app_id=' + process.env.MKT_APP_ID, { headers: { 'x-api-key': process.env.MKT_API_KEY } }).then((r) => r.json()).then((u) => console.log(JSON.stringify({ u, secret: process.env.MKT_CLIENT_SECRET })))`;
     const again = await runMkt(
       ['sandbox', 'exec', '--seed', file, '--', process.execPath, '-e', replay],
@@ -181,5 +191,5 @@ describe('start --detach, status, env, stop and export', () => {
     const { u, secret } = JSON.parse(again.stdout) as { u: Record<string, unknown>; secret: string };
     expect(secret).toBe(info.env.MKT_CLIENT_SECRET);
     expect(u).toMatchObject({ id: tess.id, name: 'Tess Trial', plan: 'pro-monthly', status: 'trialing' });
-  });
+  }, 90_000);
 });

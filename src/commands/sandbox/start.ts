@@ -46,8 +46,10 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     const deps = await this.deps();
     const { DamagedDataError, FolderInUseError, startSandbox } = await import('../../sandbox/start-sandbox.js');
     const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
-    const { readSeedFile } = await import('../../sandbox-run/seed-file.js');
-    const fixtures = this.flags.seed === undefined ? undefined : await readSeedFile(this.flags.seed);
+    const fixtures =
+      this.flags.seed === undefined
+        ? undefined
+        : await (await import('../../sandbox-run/seed-file.js')).readSeedFile(this.flags.seed);
     if (fixtures && !this.flags.reset)
       (await import('../../sandbox-run/detach.js')).refuseSeedOnState(folder);
     if (this.flags.detach) {

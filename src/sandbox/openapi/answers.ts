@@ -146,6 +146,22 @@ export const ANSWERS: Record<string, Answer[]> = {
   'POST /oauth/authorize': [{ status: 302, summary: 'The decision, redirected to the app' }],
   'POST /api/oauth/token': [json(200, tokens, 'Tokens (RFC 6749 §5.1)')],
   'POST /api/v1/oauth/token': [json(200, tokens, 'Tokens (RFC 6749 §5.1)')],
+  'POST /api/oauth/device_authorization': [
+    json(
+      200,
+      z.object({
+        device_code: z.string(),
+        user_code: z.string(),
+        verification_uri: z.string(),
+        verification_uri_complete: z.string(),
+        expires_in: z.number().int(),
+        interval: z.number().int(),
+      }),
+      'A device code and the code the person types (RFC 8628 §3.2)',
+    ),
+  ],
+  'GET /oauth/device': [html(200, 'The device verification page')],
+  'POST /oauth/device': [html(200, 'The decision on the verification page')],
   'GET /payouts/connect/:link_id': [html(200, "The simulated processor's connect page")],
   'POST /payouts/connect/:link_id': [
     html(200, 'The decision on the connect page'),
@@ -258,6 +274,10 @@ export const ANSWERS: Record<string, Answer[]> = {
   'GET /api/v1/apps/:app_id/payments': [json(200, list(payment), 'Charges')],
   'POST /api/v1/console/sessions': [
     json(201, z.looseObject({ url: z.string(), expires_at: stamp }), 'A one-time console link'),
+  ],
+  'DELETE /api/v1/console/session': [{ status: 204, summary: "The console session's token is revoked" }],
+  'POST /api/v1/apps/:app_id/preview-links': [
+    json(201, z.object({ url: z.string(), expires_at: stamp }), 'A dashboard link with a preview pass'),
   ],
   'GET /api/v1/apps/:app_id/deliveries': [json(200, list(delivery), 'Deliveries, newest first')],
   'GET /api/v1/apps/:app_id/deliveries/:delivery_id': [json(200, delivery, 'A delivery with its attempts')],
