@@ -11,6 +11,8 @@ export const SLOW_FIRST = [
   'test/package/installed.test.ts',
   'test/commands/one-path-help.test.ts',
   'test/webhooks/listen.test.ts',
+  'test/webhooks/listen-answers.test.ts',
+  'test/webhooks/faults-crash.test.ts',
   'test/webhooks/faults.test.ts',
   'test/readme/readme.test.ts',
   'test/readme/tooling.test.ts',
