@@ -53,6 +53,9 @@ for (const id of ids.sort())
 // Commands doing their work against the sandbox (the long-running ones — sandbox start, webhooks
 // listen, login in a browser — start as their --help does, then serve).
 for (const line of [
+  'help',
+  'help apps list',
+  'autocomplete bash',
   'whoami --json',
   `entitlements --json --user ${user}`,
   'apps list --json',
