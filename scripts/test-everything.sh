@@ -27,6 +27,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" dbus-x11 >/dev/null
 fi
 
+# Node 22 and 24 for test/package (the binary inside the registry's package; kept apart so that
+# their `node` never shadows the project's on the PATH of npm scripts): installed beside the project's
+# own packages, by the machine's npm; waited for before the tests.
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+npm ci --prefix test/package/node-versions --no-audit --no-fund >"$logs/node-versions" 2>&1 &
+versions=$!
 npm ci --no-audit --no-fund
 # npm finds its global config file (a CA file, a registry, a proxy) under the prefix of the Node it
 # runs on; on the project's Node below, that would be node_modules/node/etc/npmrc. Every npm from
@@ -36,11 +43,22 @@ export npm_config_globalconfig="${npm_config_globalconfig:-$(npm config get glob
 # `node` dev dependency, from the npm registry) goes first on the PATH, as `npm run` does.
 export PATH="$PWD/node_modules/.bin:$PATH"
 echo "Node.js $(node --version) from $(command -v node)"
-# Node 22 and 24 for test/package (the binary inside the registry's package; kept apart so that
-# their `node` never shadows this one on the PATH of npm scripts).
-npm ci --prefix test/package/node-versions --no-audit --no-fund
-npm run lint
-npm run typecheck
-npm run clean
-npm run build
-exec ./scripts/with-keyring.sh node_modules/.bin/vitest run
+# Lint, types and the build at once (none needs another's output; on two cores they overlap their
+# waits), each one's output printed whole once it ends; the run stops if any failed.
+npm run lint >"$logs/lint" 2>&1 &
+lint=$!
+npm run typecheck >"$logs/typecheck" 2>&1 &
+typecheck=$!
+(npm run clean && npm run build) >"$logs/build" 2>&1 &
+build=$!
+failed=0
+for step in versions lint typecheck build; do
+  pid=${!step}
+  [ "$step" = versions ] && step=node-versions
+  if wait "$pid"; then status=ok; else status=FAILED; failed=1; fi
+  echo "── $step: $status"
+  cat "$logs/$step"
+done
+[ "$failed" -eq 0 ] || exit 1
+# The ten slowest test files are printed just before vitest's summary (test/support/run-order.ts).
+./scripts/with-keyring.sh node_modules/.bin/vitest run

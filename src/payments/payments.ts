@@ -14,7 +14,7 @@ export interface Payouts {
 }
 
 /** A charge (`GET /apps/{id}/payments`). */
-export interface Payment {
+export interface Charge {
   id: string;
   user_id: string;
   plan: string;
@@ -48,10 +48,7 @@ export async function payoutsStatus(deps: PayDeps, input: { app?: string }): Pro
 }
 
 /** Every charge made for the app (initial, renewal, retry; succeeded or declined), optionally one user's. */
-export async function listPayments(
-  deps: PayDeps,
-  input: { app?: string; user?: string },
-): Promise<Payment[]> {
+export async function listPayments(deps: PayDeps, input: { app?: string; user?: string }): Promise<Charge[]> {
   const appId = await resolveAppId(deps, input);
-  return deps.api.list<Payment>(appPath(appId, 'payments'), { query: { user_id: input.user } });
+  return deps.api.list<Charge>(appPath(appId, 'payments'), { query: { user_id: input.user } });
 }

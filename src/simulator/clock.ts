@@ -81,7 +81,7 @@ export async function showClock(deps: ClockDeps): Promise<BusinessTime> {
  * Moves business time forward by `seconds` (or to `to`), in steps of at most `stepSeconds` when given
  * (so a long advance can show its progress); `onStep` hears each step's answer.
  */
-export async function advanceClock(
+export async function moveBusinessTime(
   deps: ClockDeps,
   input: {
     seconds?: number;

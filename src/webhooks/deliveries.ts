@@ -10,7 +10,7 @@ export interface DeliveriesInput {
 }
 
 /** The newest `limit` deliveries of the app's journal that match, oldest first, and the journal folder. */
-export async function listDeliveries(
+export async function journaledDeliveries(
   deps: Pick<Deps, 'env'>,
   input: DeliveriesInput,
 ): Promise<{ dir: string; rows: DeliverySummary[] }> {

@@ -24,8 +24,8 @@ export default class WebhooksDeliveries extends BaseCommand<typeof WebhooksDeliv
 
   async run() {
     const deps = await this.deps();
-    const { listDeliveries } = await import('../../webhooks/deliveries.js');
-    const { dir, rows } = await listDeliveries(deps, {
+    const { journaledDeliveries } = await import('../../webhooks/deliveries.js');
+    const { dir, rows } = await journaledDeliveries(deps, {
       appId: await optionalAppId(deps, { app: this.flags.app }),
       event: this.flags.event,
       status: this.flags.status as DeliveryStatus | undefined,

@@ -45,7 +45,7 @@ export default class SimulatorClockAdvance extends BaseCommand<typeof SimulatorC
     const { out } = deps;
     const progress = out.interactive && seconds !== undefined && seconds > STEP_S;
     let listed = 0;
-    const result = await clock.advanceClock(deps, {
+    const result = await clock.moveBusinessTime(deps, {
       seconds,
       to,
       stepSeconds: progress ? STEP_S : undefined,
