@@ -16,7 +16,7 @@ export async function readSeedFile(path: string): Promise<{ fixtures: Fixtures; 
       },
     );
   }
-  const { parseFixtures, FixturesError } = await import('../sandbox/fixtures/read.js');
+  const { parseFixtures, FixturesError } = await import('../sandbox/start-sandbox.js');
   try {
     return { fixtures: parseFixtures(text, path), digest: createHash('sha256').update(text).digest('hex') };
   } catch (e) {

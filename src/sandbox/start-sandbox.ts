@@ -22,6 +22,10 @@ import { Streams } from './streams.js';
 
 export { FolderInUseError } from './storage/database.js';
 export { DamagedDataError } from './storage/folder-check.js';
+// What the CLI's sandbox commands take from this bundle besides a running sandbox (one entry: the
+// CLI's bundle never holds sandbox code; esbuild.config.js, sandbox-apart).
+export { parseFixtures, FixturesError } from './fixtures/read.js';
+export { exportFolder } from './fixtures/export.js';
 
 /** How to run the sandbox; only `dataDir` is required. */
 export interface SandboxOptions {

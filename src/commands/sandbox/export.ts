@@ -33,8 +33,7 @@ export default class SandboxExport extends BaseCommand<typeof SandboxExport> {
         },
       );
     }
-    const { exportFolder } = await import('../../sandbox/fixtures/export.js');
-    const { FolderInUseError } = await import('../../sandbox/start-sandbox.js');
+    const { exportFolder, FolderInUseError } = await import('../../sandbox/start-sandbox.js');
     let fixtures;
     try {
       fixtures = await exportFolder(folder);
