@@ -91,9 +91,22 @@ export async function accessToken(deps: Deps): Promise<string> {
   const credential = await deps.session.credential();
   if (!credential) throw await notLoggedIn(deps);
   if (credential.kind !== 'token') {
+    const kind = credential.kind === 'live_key' ? 'live' : 'test';
+    // MKT_API_KEY overrides any sign-in: `mkt login` cannot help while it is set.
+    if (credential.source === 'env')
+      throw new AuthError(
+        'not_a_token',
+        `MKT_API_KEY (a ${kind} key) is set; access tokens come from a sign-in.`,
+        {
+          hints: [
+            'unset MKT_API_KEY   (then: mkt login)',
+            'MKT_ACCESS_TOKEN=… mkt …   (a token from elsewhere)',
+          ],
+        },
+      );
     throw new AuthError(
       'not_a_token',
-      `Profile "${deps.profile}" uses an API key (${credential.kind === 'live_key' ? 'live' : 'test'}); access tokens come from \`mkt login\`.`,
+      `Profile "${deps.profile}" uses an API key (${kind}); access tokens come from \`mkt login\`.`,
       { hints: ['mkt login'] },
     );
   }

@@ -22,7 +22,7 @@ export async function chooseAccount(deps: Deps, user: string | undefined): Promi
       { code: 'nothing_to_switch', hints: ['mkt login', 'mkt auth list'] },
     );
   }
-  if (others.length === 1 && list.some((a) => a.active)) return others[0]!;
+  if (others.length === 1) return others[0]!;
   if (!(deps.out.interactive && deps.stdin.isTTY)) {
     throw new UsageError(
       `Profile "${deps.profile}" has ${list.length} accounts on ${site}: pass --user with one of ${list.map((a) => a.user?.email ?? a.id).join(', ')}.`,
