@@ -116,6 +116,14 @@ describe('mkt auth switch with more than two accounts', () => {
       expect((await mkt(['auth', 'switch', '--user', who])).code).toBe(0);
     }
     expect(JSON.parse((await mkt(['whoami', '--json'])).stdout).id).toBe(user(0).id);
+    // A kept account can go on its own; the active one stays.
+    const bob = user(1);
+    const gone = await mkt(['logout', '--user', bob.email]);
+    expect(gone.stderr).toContain(`Logged out of profile "default": ${bob.name} <${bob.email}> (${bob.id})`);
+    expect(gone.stderr).not.toContain('now uses');
+    const left = JSON.parse((await mkt(['auth', 'list', '--json'])).stdout).sites[0].accounts;
+    expect(left.map((a: { id: string }) => a.id)).toEqual([user(0).id, user(2).id]);
+    expect(JSON.parse((await mkt(['whoami', '--json'])).stdout).id).toBe(user(0).id);
   }, 90_000);
 
   it('on a terminal: asks which one', async () => {
