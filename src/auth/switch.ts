@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js';
 import { siteKey } from '../credentials/accounts.js';
 import { InterruptedError, UsageError } from '../errors.js';
+import { safeText } from '../output/safe-text.js';
 import { type Account, accountLabel, findAccount, profileAccounts } from './accounts.js';
 import { noSuchAccount } from './status.js';
 
@@ -37,7 +38,11 @@ export async function chooseAccount(deps: Deps, user: string | undefined): Promi
     return await select(
       {
         message: `Account for profile "${deps.profile}" on ${site}`,
-        choices: list.map((a) => ({ name: `${accountLabel(a)}${a.active ? '  (active)' : ''}`, value: a })),
+        // Names and e-mails come from the server: plain text only on the terminal.
+        choices: list.map((a) => ({
+          name: `${safeText(accountLabel(a))}${a.active ? '  (active)' : ''}`,
+          value: a,
+        })),
         default: others[0],
       },
       { output: deps.out.stderr },
