@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { AuthError, UsageError } from '../errors.js';
+import { AuthError, RateLimitError, UsageError } from '../errors.js';
 import { safeText } from '../output/safe-text.js';
 import { clientSecretFor, finishSignIn, flags, resolveClientId, scopeString } from './login.js';
 import type { StoredToken } from './session.js';
@@ -51,7 +51,9 @@ export async function loginWithDevice(
   });
   const deviceCode = typeof answer.device_code === 'string' ? answer.device_code : '';
   const userCode = typeof answer.user_code === 'string' ? answer.user_code : '';
-  const verify = typeof answer.verification_uri === 'string' ? answer.verification_uri : '';
+  // `verification_url`: the name some servers used before RFC 8628 settled on `_uri`.
+  const named = answer.verification_uri ?? answer.verification_url;
+  const verify = typeof named === 'string' ? named : '';
   if (!deviceCode || !userCode || !URL.canParse(verify)) {
     throw new AuthError(
       'bad_device_response',
@@ -89,6 +91,11 @@ export async function loginWithDevice(
       });
       return await finishSignIn(deps, res.data, { clientId, clientSecret, secretStored, scopes });
     } catch (err) {
+      // A server that rate-limits its polls with 429 means the same as slow_down.
+      if (err instanceof RateLimitError && now() < deadline) {
+        interval += SLOW_DOWN_S;
+        continue;
+      }
       if (!(err instanceof AuthError)) throw err;
       if (err.code === 'authorization_pending' && now() < deadline) continue;
       if (err.code === 'slow_down' && now() < deadline) {

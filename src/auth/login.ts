@@ -8,6 +8,7 @@ import { promptSecret } from '../platform/prompts.js';
 import { type AuthorizationResponse, parseAuthorizationResponse, startCallbackListener } from './loopback.js';
 import { newAuthorizationSecrets } from './pkce.js';
 import { oauthEndpoints, tokenRequest } from './token-endpoint.js';
+import { makeRoomFor } from './accounts.js';
 import { markSignedIn } from './profiles.js';
 import { apiKeyKind, storedKey, type StoredToken, tokenFromResponse } from './session.js';
 
@@ -176,6 +177,7 @@ export async function finishSignIn(
   });
   const user = await fetchProfile(deps, { kind: 'token', secret: token.access_token, source: 'login' });
   token.user = { id: user.id, email: user.email, name: user.name };
+  await makeRoomFor(deps, token.user);
   await deps.credentials.set(accounts.oauth(deps.profile), JSON.stringify(token));
   await deps.credentials.delete(accounts.apiKey(deps.profile));
   await markSignedIn(deps.credentials, deps.profile, true);
@@ -224,7 +226,9 @@ export async function loginWithApiKey(deps: Deps): Promise<{ kind: 'test_key' | 
     }
     throw err;
   }
-  await deps.credentials.set(accounts.apiKey(deps.profile), storedKey(key, deps.siteUrl));
+  const who = { id: user.id, email: user.email, name: user.name };
+  await makeRoomFor(deps, who);
+  await deps.credentials.set(accounts.apiKey(deps.profile), storedKey(key, deps.siteUrl, who));
   await deps.credentials.delete(accounts.oauth(deps.profile));
   await markSignedIn(deps.credentials, deps.profile, true);
   if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);

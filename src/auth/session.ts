@@ -44,11 +44,13 @@ const REFRESH_MARGIN_MS = 60_000;
 interface StoredKey {
   key: string;
   site_url?: string;
+  /** Who `/whoami` said the key acts as, for `auth list` (keys stored before it have none). */
+  user?: { id: string; email?: string; name?: string };
 }
 
 /** The stored form of an API key for `siteUrl`. */
-export function storedKey(key: string, siteUrl: string): string {
-  return JSON.stringify({ key, site_url: siteUrl } satisfies StoredKey);
+export function storedKey(key: string, siteUrl: string, user?: StoredKey['user']): string {
+  return JSON.stringify({ key, site_url: siteUrl, user } satisfies StoredKey);
 }
 
 function parseStoredKey(raw: string): StoredKey {

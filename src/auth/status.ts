@@ -1,10 +1,10 @@
 import type { Credential } from '../api/client.js';
 import type { Deps } from '../deps.js';
-import { accounts } from '../credentials/accounts.js';
 import { FileStore } from '../credentials/store.js';
-import { AuthError } from '../errors.js';
+import { AuthError, UsageError } from '../errors.js';
+import { type Account, findAccount, forget, forgetAll, profileAccounts } from './accounts.js';
 import { fetchProfile, type Profile, siteSource } from './login.js';
-import { markSignedIn, signedInProfiles } from './profiles.js';
+import { signedInProfiles } from './profiles.js';
 
 /** The `mkt auth status --json` document. */
 export interface AuthStatus {
@@ -22,6 +22,8 @@ export interface AuthStatus {
   client_id: string | null;
   expires_at: string | null;
   scopes: string[];
+  /** Every account the profile keeps for this site, the active one marked (`mkt auth switch`). */
+  accounts: Array<Pick<Account, 'id' | 'kind' | 'user' | 'active'>>;
 }
 
 /** The error for "no credential": names the site (and where it came from), the profile, and the command that fixes it. */
@@ -47,6 +49,8 @@ export async function authStatus(deps: Deps): Promise<AuthStatus> {
   const user = await fetchProfile(deps, credential);
   const token = credential.token;
   const app = credential.kind === 'token' ? null : await appOfKey(deps, credential);
+  const site = deps.siteUrl.replace(/\/+$/, '');
+  const kept = (await profileAccounts(deps, deps.profile)).filter((a) => a.site_url === site);
   return {
     site_url: deps.siteUrl,
     profile: deps.profile,
@@ -63,6 +67,7 @@ export async function authStatus(deps: Deps): Promise<AuthStatus> {
     client_id: token?.client_id ?? null,
     expires_at: token?.expires_at ? new Date(token.expires_at).toISOString() : null,
     scopes: token?.scope ? token.scope.split(' ').filter(Boolean) : [],
+    accounts: kept.map(({ id, kind, user, active }) => ({ id, kind, user, active })),
   };
 }
 
@@ -86,33 +91,63 @@ export async function accessToken(deps: Deps): Promise<string> {
   const credential = await deps.session.credential();
   if (!credential) throw await notLoggedIn(deps);
   if (credential.kind !== 'token') {
+    const kind = credential.kind === 'live_key' ? 'live' : 'test';
+    // MKT_API_KEY overrides any sign-in: `mkt login` cannot help while it is set.
+    if (credential.source === 'env')
+      throw new AuthError(
+        'not_a_token',
+        `MKT_API_KEY (a ${kind} key) is set; access tokens come from a sign-in.`,
+        {
+          hints: [
+            'unset MKT_API_KEY   (then: mkt login)',
+            'MKT_ACCESS_TOKEN=… mkt …   (a token from elsewhere)',
+          ],
+        },
+      );
     throw new AuthError(
       'not_a_token',
-      `Profile "${deps.profile}" uses an API key (${credential.kind === 'live_key' ? 'live' : 'test'}); access tokens come from \`mkt login\`.`,
+      `Profile "${deps.profile}" uses an API key (${kind}); access tokens come from \`mkt login\`.`,
       { hints: ['mkt login'] },
     );
   }
   return credential.secret;
 }
 
-/** `mkt logout`: forgets the tokens and API keys of the profiles (app secrets are kept). */
-export async function logout(deps: Deps, options: { all?: boolean }): Promise<string[]> {
-  const profiles = options.all
-    ? [
-        ...new Set([
-          deps.profile,
-          'default',
-          ...(await signedInProfiles(deps.credentials)),
-          ...(await deps.config.profileNames()),
-        ]),
-      ]
-    : [deps.profile];
-  const forgotten: string[] = [];
-  for (const profile of profiles) {
-    const token = await deps.credentials.delete(accounts.oauth(profile));
-    const key = await deps.credentials.delete(accounts.apiKey(profile));
-    await markSignedIn(deps.credentials, profile, false);
-    if (token || key) forgotten.push(profile);
+/** What `mkt logout` did: each account forgotten, and the one that became active in its place. */
+export interface LoggedOut {
+  forgotten: Account;
+  nowActive: Account | null;
+}
+
+/**
+ * `mkt logout`: forgets the profile's active sign-in (another kept account of its site takes its
+ * place), or the one `--user` names, or with `--all` every sign-in of every profile. App secrets stay.
+ */
+export async function logout(deps: Deps, options: { all?: boolean; user?: string }): Promise<LoggedOut[]> {
+  if (options.all) {
+    const profiles = new Set([
+      deps.profile,
+      'default',
+      ...(await signedInProfiles(deps.credentials)),
+      ...(await deps.config.profileNames()),
+    ]);
+    const done: LoggedOut[] = [];
+    for (const profile of profiles)
+      for (const forgotten of await forgetAll(deps, profile)) done.push({ forgotten, nowActive: null });
+    return done;
   }
-  return forgotten;
+  const list = await profileAccounts(deps, deps.profile);
+  const target = options.user ? findAccount(list, options.user) : list.find((a) => a.active);
+  if (options.user && !target) throw noSuchAccount(deps, options.user, list);
+  if (!target) return [];
+  return [await forget(deps, target)];
+}
+
+/** `--user` names no account of the profile: say which ones it has. */
+export function noSuchAccount(deps: Deps, user: string, list: Account[]): UsageError {
+  const known = list.map((a) => a.user?.email ?? a.id).join(', ');
+  return new UsageError(
+    `Profile "${deps.profile}" has no account "${user}"${known ? `; it has ${known}` : ''}.`,
+    { code: 'no_such_account', hints: ['mkt auth list'] },
+  );
 }

@@ -112,7 +112,8 @@ describe('mkt login --device against the sandbox', () => {
 
   it('polling too fast is answered slow_down, and mkt adds 5 s to its interval each time', async () => {
     // mkt's clock at 40x: its polls, 5 s apart for it, come 1.4 s apart for the sandbox.
-    const mkt = deviceLogin(['--device'], fastClock(40));
+    // --timeout 600 (mkt's seconds): at 40x its own limit would be 7.5 s of real time.
+    const mkt = deviceLogin(['--device', '--timeout', '600'], fastClock(40));
     const [, url] = await mkt.waitForStderr(DEVICE_PROMPT);
     await mkt.waitForStderr(/ask less often: every 10 s now/);
     await mkt.waitForStderr(/ask less often: every 15 s now/);

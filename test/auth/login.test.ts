@@ -297,6 +297,11 @@ describe('mkt login --with-api-key', () => {
     expect(JSON.parse((await storedSecrets(ctx.dir))['default:api-key']!)).toEqual({
       key: ctx.sandbox.seed.test_key,
       site_url: ctx.sandbox.siteUrl,
+      user: {
+        id: ctx.sandbox.seed.developer.id,
+        email: ctx.sandbox.seed.developer.email,
+        name: ctx.sandbox.seed.developer.name,
+      },
     });
     const status = await runMkt(['auth', 'status'], ctx.dir, { env });
     expect(status.code).toBe(0);

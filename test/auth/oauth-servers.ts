@@ -274,7 +274,7 @@ export async function startOidcProvider(
     if (grant in state.granted) state.granted[grant] += 1;
   });
   let slowed = !options.slowDownOnce;
-  provider.use(async (ctx: { body?: { error?: string }; path: string }, next: () => Promise<void>) => {
+  provider.use(async (ctx: { body?: Record<string, unknown>; path: string }, next: () => Promise<void>) => {
     await next();
     if (!slowed && ctx.path === '/api/oauth/token' && ctx.body?.error === 'authorization_pending') {
       slowed = true;

@@ -29,6 +29,17 @@ describe('a refused credential from the environment', () => {
   }
 });
 
+describe('mkt auth token with MKT_API_KEY set', () => {
+  it('says to unset the variable before signing in, not just `mkt login`', async () => {
+    const res = await runMkt(['auth', 'token'], ctx.dir, {
+      env: { ...site(), MKT_API_KEY: ctx.sandbox.seed.test_key },
+    });
+    expect(res.code).toBe(4);
+    expect(res.stderr).toContain('Try: unset MKT_API_KEY');
+    expect(res.stderr).not.toMatch(/Try: mkt login/);
+  });
+});
+
 describe('mkt auth status with an API key', () => {
   it('names the app the key belongs to, on the terminal and in --json', async () => {
     const { app } = ctx.sandbox.seed;

@@ -31,6 +31,11 @@ export default class AuthStatus extends BaseCommand<typeof AuthStatus> {
         ['Expires', status.expires_at],
         ['Scopes', status.scopes.join(' ')],
       ]);
+      const others = status.accounts.filter((a) => !a.active);
+      if (others.length)
+        deps.out.info(
+          `Also signed in here: ${others.map((a) => a.user?.email ?? a.id).join(', ')} (mkt auth switch; mkt auth list shows every site).`,
+        );
       if (status.live)
         deps.out.warn('This profile uses a live key: calls act on real users and real payments.');
     }
