@@ -26,7 +26,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       description: 'where state persists (default: the platform data folder)/sandbox',
     }),
     reset: Flags.boolean({
-      description: "seed afresh; the folder's earlier files are first moved into a before-reset-<time> folder inside it",
+      description: 'seed afresh (the earlier files are first moved into before-reset-<time>/ in the folder)',
     }),
     quiet: Flags.boolean({ char: 'q', description: 'do not log each request and delivery to stderr' }),
   };
