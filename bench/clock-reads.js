@@ -79,7 +79,10 @@ async function round() {
       Array.from({ length: 32 }, async () => {
         while (next < USERS) {
           next++;
-          await must(send(port, 'POST', '/api/v1/simulator/users', auth, { app_id: app, plan: 'pro-monthly' }), 201);
+          await must(
+            send(port, 'POST', '/api/v1/simulator/users', auth, { app_id: app, plan: 'pro-monthly' }),
+            201,
+          );
         }
       }),
     );
@@ -93,9 +96,10 @@ async function round() {
     const idle = await read(port, access_token, () => performance.now() > idleUntil);
     let done = false;
     const started = performance.now();
-    const advance = must(send(port, 'POST', '/api/v1/simulator/clock', auth, { advance_s: DAYS * 86_400 }), 200).then(
-      (answer) => ((done = true), answer),
-    );
+    const advance = must(
+      send(port, 'POST', '/api/v1/simulator/clock', auth, { advance_s: DAYS * 86_400 }),
+      200,
+    ).then((answer) => ((done = true), answer));
     const during = await read(port, access_token, () => done);
     const answer = await advance;
     return { idle, during, advanceMs: performance.now() - started, transitions: answer.transitions.length };

@@ -58,7 +58,13 @@ async function subscribers(
   if (annual > 0) {
     const plan = await call(peer, 'POST', `/api/v1/apps/${target.seed.app.id}/plans`, {
       token,
-      body: { id: 'pro-annual', name: 'Annual', kind: 'annual', price: { amount: 9900, currency: 'USD' }, features: ['a'] },
+      body: {
+        id: 'pro-annual',
+        name: 'Annual',
+        kind: 'annual',
+        price: { amount: 9900, currency: 'USD' },
+        features: ['a'],
+      },
     });
     expect(plan.status).toBe(201);
   }
@@ -82,10 +88,15 @@ describe('an advance that fails half-way leaves nothing behind', () => {
     // reading it, after eleven months of monthly renewals were written in the same transaction.
     const outside = new DatabaseSync(join(dataDir, 'sandbox.sqlite'));
     outside.exec('PRAGMA busy_timeout = 5000');
-    const features = outside.prepare(`SELECT features FROM plans WHERE id = 'pro-annual'`).get()!.features;
+    const features = String(
+      outside.prepare(`SELECT features FROM plans WHERE id = 'pro-annual'`).get()!.features,
+    );
     outside.prepare(`UPDATE plans SET features = '["a' WHERE id = 'pro-annual'`).run();
     const before = contents();
-    const moved = await call(sb, 'POST', '/api/v1/simulator/clock', { token, body: { advance_s: 400 * 86_400 } });
+    const moved = await call(sb, 'POST', '/api/v1/simulator/clock', {
+      token,
+      body: { advance_s: 400 * 86_400 },
+    });
     expect(moved.status).toBe(500);
     expect((await clock()).offset_s).toBe(offset);
     expect(contents()).toEqual(before);

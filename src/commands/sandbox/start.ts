@@ -35,7 +35,8 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     // Ctrl-C and SIGTERM are taken before anything is announced: whoever reads the announcement may signal at once.
     const signal = this.signal;
     const deps = await this.deps();
-    const { DamagedDataError, FolderInUseError, startSandbox } = await import('../../sandbox/start-sandbox.js');
+    const { DamagedDataError, FolderInUseError, startSandbox } =
+      await import('../../sandbox/start-sandbox.js');
     const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
     let sandbox: Awaited<ReturnType<typeof startSandbox>>;
     try {
