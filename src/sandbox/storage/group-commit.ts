@@ -21,6 +21,16 @@ function newGroup(id: number): Group {
   return group;
 }
 
+/** `text` prepared on `db`, once (kept in `kept`). */
+function prepared(db: DatabaseSync, kept: Map<string, StatementSync>, text: string): StatementSync {
+  let s = kept.get(text);
+  if (s === undefined) {
+    s = db.prepare(text);
+    kept.set(text, s);
+  }
+  return s;
+}
+
 /** A long transaction (an advance of the business clock) under way. */
 interface Long {
   group: Group;
@@ -96,13 +106,8 @@ export abstract class GroupCommit {
 
   /** A prepared statement on the connection reads go to now (kept: each text is prepared once per connection). */
   sql(text: string): StatementSync {
-    const [db, kept] = this.outside ? [this.reader!, this.readerStatements] : [this.db, this.statements];
-    let s = kept.get(text);
-    if (s === undefined) {
-      s = db.prepare(text);
-      kept.set(text, s);
-    }
-    return s;
+    if (this.outside) return prepared(this.reader!, this.readerStatements, text);
+    return prepared(this.db, this.statements, text);
   }
 
   /** Resolves when no long transaction runs (a writer that must read its own writes waits for this). */
