@@ -70,7 +70,7 @@ function profile(i) {
 
 /** The same records, written durably in one transaction to a database of the same schema, without the logic. */
 async function floor(dataDir, answer) {
-  const { db, reader, lock } = await openDatabase(dataDir);
+  const { db, lock } = await openDatabase(dataDir);
   db.exec(`PRAGMA cache_size = ${CACHE_KIB}`); // as the sandbox's connection
   const subs = new Map();
   for (const t of answer.transitions) subs.set(t.user_id, t);
@@ -127,7 +127,6 @@ async function floor(dataDir, answer) {
   fdatasyncSync(wal);
   closeSync(wal);
   const ms = performance.now() - started;
-  reader.close();
   db.close();
   lock.close();
   return ms;

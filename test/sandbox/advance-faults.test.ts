@@ -15,8 +15,8 @@ import {
 import { call } from './helpers.js';
 
 // An advance of the business clock is all or nothing, whatever fails in it (docs/DECISIONS.md, the
-// clock's advance): a transition that throws half-way (a plan row damaged under the running
-// sandbox), or a disk that fills (a full tmpfs). Afterwards every table holds exactly what it held
+// clock's advance): a transition that throws half-way (a subscription row with an impossible date),
+// or a disk that fills (a full tmpfs). Afterwards every table holds exactly what it held
 // before, also after a restart.
 
 let dir: { path: string; remove(): Promise<void> };
@@ -58,7 +58,13 @@ async function subscribers(
   if (annual > 0) {
     const plan = await call(peer, 'POST', `/api/v1/apps/${target.seed.app.id}/plans`, {
       token,
-      body: { id: 'pro-annual', name: 'Annual', kind: 'annual', price: { amount: 9900, currency: 'USD' }, features: ['a'] },
+      body: {
+        id: 'pro-annual',
+        name: 'Annual',
+        kind: 'annual',
+        price: { amount: 9900, currency: 'USD' },
+        features: ['a'],
+      },
     });
     expect(plan.status).toBe(201);
   }
@@ -72,27 +78,43 @@ async function subscribers(
 }
 
 describe('an advance that fails half-way leaves nothing behind', () => {
-  it('a transition that throws (a plan row damaged under the running sandbox): 500, every table as before, also after a restart', async () => {
+  it('a transition that throws half-way (a damaged period anchor): 500, every table as before, also after a restart', async () => {
     sb = await startTestSandbox({ dataDir });
     const token = await developerToken(sb, ['apps:write']);
     await subscribers(sb, token, 20, 2);
     const clock = async () => (await call(sb!, 'GET', '/api/v1/simulator/clock', { token })).json;
     const offset = (await clock()).offset_s;
-    // The annual plan's row is damaged from outside: its first renewal, a year on, throws while
-    // reading it, after eleven months of monthly renewals were written in the same transaction.
+    await sb.close();
+    // One annual subscription's period anchor is past the last date JavaScript can hold: its first
+    // renewal, a year on, is charged, then throws "Invalid time value" as it writes its next period,
+    // after eleven months of monthly renewals were written in the same transaction (the error of
+    // the +275760 date of issue 34, where the charges before it stayed).
     const outside = new DatabaseSync(join(dataDir, 'sandbox.sqlite'));
-    outside.exec('PRAGMA busy_timeout = 5000');
-    const features = outside.prepare(`SELECT features FROM plans WHERE id = 'pro-annual'`).get()!.features;
-    outside.prepare(`UPDATE plans SET features = '["a' WHERE id = 'pro-annual'`).run();
+    const damaged = `UPDATE subscriptions SET anchor_at = ? WHERE rowid = (SELECT max(rowid) FROM subscriptions WHERE plan = 'pro-annual')`;
+    const anchor = Number(
+      outside
+        .prepare(
+          `SELECT anchor_at FROM subscriptions WHERE rowid = (SELECT max(rowid) FROM subscriptions WHERE plan = 'pro-annual')`,
+        )
+        .get()!.anchor_at,
+    );
+    outside.prepare(damaged).run(8_700_000_000_000_000);
+    outside.close();
     const before = contents();
-    const moved = await call(sb, 'POST', '/api/v1/simulator/clock', { token, body: { advance_s: 400 * 86_400 } });
+    sb = await startTestSandbox({ dataDir });
+    const moved = await call(sb, 'POST', '/api/v1/simulator/clock', {
+      token,
+      body: { advance_s: 400 * 86_400 },
+    });
     expect(moved.status).toBe(500);
+    expect(moved.json.error.message).toMatch(/Invalid time value/);
     expect((await clock()).offset_s).toBe(offset);
+    await sb.close();
     expect(contents()).toEqual(before);
     // Repaired, restarted: still as before, and the advance now goes through.
-    outside.prepare(`UPDATE plans SET features = ? WHERE id = 'pro-annual'`).run(features);
-    outside.close();
-    await sb.close();
+    const repair = new DatabaseSync(join(dataDir, 'sandbox.sqlite'));
+    repair.prepare(damaged).run(anchor);
+    repair.close();
     sb = await startTestSandbox({ dataDir });
     expect((await clock()).offset_s).toBe(offset);
     const again = await call(sb, 'POST', '/api/v1/simulator/clock', {

@@ -76,16 +76,18 @@ describe('while the clock moves', () => {
       }),
     );
     // Reads with a live key (1,000 a minute), as an app's backend makes them.
-    const live = (await call(sb, 'POST', `/api/v1/apps/${app}/keys`, { token, body: { mode: 'live' } })).json.key;
+    const live = (await call(sb, 'POST', `/api/v1/apps/${app}/keys`, { token, body: { mode: 'live' } })).json
+      .key;
     const user = sb.seed.users.find((u) => u.status === 'active' && u.plan !== 'free')!.id;
     const entitlement = () => call(sb, 'GET', `/api/v1/entitlements?user_id=${user}`, { key: live });
     const before = (await entitlement()).json;
     const startOffset = (await clock()).offset_s;
 
     let advanced = false;
-    const moving = call(sb, 'POST', '/api/v1/simulator/clock', { token, body: { advance_s: 10 * YEAR_S } }).then(
-      (res) => ((advanced = true), res),
-    );
+    const moving = call(sb, 'POST', '/api/v1/simulator/clock', {
+      token,
+      body: { advance_s: 10 * YEAR_S },
+    }).then((res) => ((advanced = true), res));
     // Reads one after another until the advance answers: each is answered meanwhile.
     const during: Array<{ whoami: number; entitlement: unknown; offset: number }> = [];
     let write: Promise<{ status: number; json: { expires_at: string } }> | undefined;
@@ -100,7 +102,10 @@ describe('while the clock moves', () => {
       during.push({ whoami: whoami.status, entitlement: ent.json, offset: now.json.offset_s });
       if (during.length === 3) {
         // A write sent now waits for the advance; a relay stream opened now is served at once.
-        write = call(sb, 'POST', '/api/v1/simulator/users', { token, body: { app_id: app, plan: 'pro-monthly' } });
+        write = call(sb, 'POST', '/api/v1/simulator/users', {
+          token,
+          body: { app_id: app, plan: 'pro-monthly' },
+        });
         stream = openStream(sb, app, sb.seed.test_key).then(async (s) => {
           const first = await s.next();
           s.close();
@@ -126,7 +131,9 @@ describe('while the clock moves', () => {
     // The write ran once the advance had committed: its subscriber starts ten years on.
     const written = await write!;
     expect(written.status).toBe(201);
-    expect(Date.parse(written.json.expires_at)).toBeGreaterThan(Date.parse(before.expires_at) + 9 * YEAR_S * 1000);
+    expect(Date.parse(written.json.expires_at)).toBeGreaterThan(
+      Date.parse(before.expires_at) + 9 * YEAR_S * 1000,
+    );
     expect(after.expires_at > before.expires_at).toBe(true);
   }, 120_000);
 });

@@ -32,7 +32,10 @@ async function snapshot(folder: string): Promise<Record<string, string>> {
   for (const name of (await readdir(folder, { recursive: true })).sort()) {
     const path = join(folder, name);
     const s = await stat(path);
-    if (s.isFile()) out[name] = `${s.mode.toString(8)} ${createHash('sha256').update(await readFile(path)).digest('hex')}`;
+    if (s.isFile())
+      out[name] = `${s.mode.toString(8)} ${createHash('sha256')
+        .update(await readFile(path))
+        .digest('hex')}`;
   }
   return out;
 }
@@ -75,7 +78,10 @@ const CASES: Array<[string, (folder: string, db: string) => Promise<void> | void
     async (folder, db) => {
       await rm(folder, { recursive: true });
       await mkdir(folder, { mode: 0o700 });
-      withDb(db, 'CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES (\'mine\')');
+      withDb(
+        db,
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('mine')",
+      );
     },
     /is a SQLite database of another program/,
   ],

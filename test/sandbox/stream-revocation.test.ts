@@ -12,7 +12,10 @@ const STREAMS = { relay: 'webhooks/stream', log: 'logs/stream' } as const;
 type Kind = keyof typeof STREAMS;
 
 /** Opens a stream with `auth` headers; `ended` resolves once the server has ended it. */
-async function open(kind: Kind, auth: Record<string, string>): Promise<{ ended: Promise<void>; close(): void }> {
+async function open(
+  kind: Kind,
+  auth: Record<string, string>,
+): Promise<{ ended: Promise<void>; close(): void }> {
   const controller = new AbortController();
   const res = await fetch(`${ctx.sandbox.siteUrl}/api/v1/apps/${app()}/${STREAMS[kind]}`, {
     headers: { ...auth, accept: 'text/event-stream' },
@@ -43,8 +46,16 @@ async function newKey(): Promise<{ id: string; key: string }> {
 async function developerGrant(): Promise<{ token: string; replay(): Promise<number> }> {
   const { app: seeded, developer } = ctx.sandbox.seed;
   const redirect_uri = 'http://127.0.0.1:9/callback';
-  const page = await openConsent(ctx.sandbox, { client_id: seeded.client_id, redirect_uri, scope: 'apps:write' });
-  const consent = await postConsent(ctx.sandbox, { ...page.fields, decision: 'approve', user_id: developer.id });
+  const page = await openConsent(ctx.sandbox, {
+    client_id: seeded.client_id,
+    redirect_uri,
+    scope: 'apps:write',
+  });
+  const consent = await postConsent(ctx.sandbox, {
+    ...page.fields,
+    decision: 'approve',
+    user_id: developer.id,
+  });
   const code = consent.location!.searchParams.get('code')!;
   const exchange = () =>
     fetch(`${ctx.sandbox.siteUrl}/api/oauth/token`, {
@@ -69,7 +80,9 @@ async function consoleSession(): Promise<{ cookie: string; csrf: string }> {
   const link = await ctx.sandbox.consoleLink();
   const entered = await fetch(link.url, { redirect: 'manual' });
   const cookie = entered.headers.get('set-cookie')!.split(';')[0]!;
-  const page = await (await fetch(`${ctx.sandbox.siteUrl}/console/apps/${app()}/keys`, { headers: { cookie } })).text();
+  const page = await (
+    await fetch(`${ctx.sandbox.siteUrl}/console/apps/${app()}/keys`, { headers: { cookie } })
+  ).text();
   const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
   return { cookie, csrf };
 }

@@ -27,7 +27,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       description: 'where state persists (default: the platform data folder)/sandbox',
     }),
     reset: Flags.boolean({
-      description: "seed afresh; the folder's earlier files are first moved into a before-reset-<time> folder inside it",
+      description: 'seed afresh (the earlier files are first moved into before-reset-<time>/ in the folder)',
     }),
     quiet: Flags.boolean({ char: 'q', description: 'do not log each request and delivery to stderr' }),
     seed: Flags.string({
@@ -44,7 +44,8 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     // Ctrl-C and SIGTERM are taken before anything is announced: whoever reads the announcement may signal at once.
     const signal = this.signal;
     const deps = await this.deps();
-    const { DamagedDataError, FolderInUseError, startSandbox } = await import('../../sandbox/start-sandbox.js');
+    const { DamagedDataError, FolderInUseError, startSandbox } =
+      await import('../../sandbox/start-sandbox.js');
     const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
     const fixtures =
       this.flags.seed === undefined

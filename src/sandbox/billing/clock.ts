@@ -23,7 +23,9 @@ const ISO_TIME =
 export function parseBusinessTime(text: string): number | undefined {
   const m = ISO_TIME.exec(text.trim());
   if (!m) return undefined;
-  const [y, mo, d, h = 0, mi = 0, s = 0] = m.slice(1, 7).map((v) => (v === undefined ? undefined : Number(v)));
+  const [y, mo, d, h = 0, mi = 0, s = 0] = m
+    .slice(1, 7)
+    .map((v) => (v === undefined ? undefined : Number(v)));
   const day = new Date(Date.UTC(y!, mo! - 1, d!, h, mi, s));
   const real =
     day.getUTCFullYear() === y &&

@@ -16,9 +16,6 @@ import type {
 
 type Row = Record<string, SQLInputValue>;
 
-
-
-
 /** The fields of a subscription in its row's column order. */
 const SUB_FIELDS: ReadonlyArray<keyof Subscription> = [
   'app_id',

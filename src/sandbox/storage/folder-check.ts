@@ -92,7 +92,10 @@ export function checkSchema(Database: typeof DatabaseSync, db: DatabaseSync, pat
   }
   if (version === 0) {
     if (actual.size > 0)
-      throw new DamagedDataError(path, 'is a SQLite database of another program (it has tables but no sandbox schema)');
+      throw new DamagedDataError(
+        path,
+        'is a SQLite database of another program (it has tables but no sandbox schema)',
+      );
     return;
   }
   if (version > MIGRATIONS.length) return; // from a newer mkt: said by the migration step
@@ -124,6 +127,9 @@ export function checkRows(db: DatabaseSync, path: string): void {
       )
       .get() as { id: number } | undefined;
     if (bad !== undefined)
-      throw new DamagedDataError(path, `has a row of "${table}" (rowid ${bad.id}) whose ${column} is not valid JSON`);
+      throw new DamagedDataError(
+        path,
+        `has a row of "${table}" (rowid ${bad.id}) whose ${column} is not valid JSON`,
+      );
   }
 }

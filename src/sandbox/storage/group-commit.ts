@@ -21,6 +21,16 @@ function newGroup(id: number): Group {
   return group;
 }
 
+/** `text` prepared on `db`, once (kept in `kept`). */
+function prepared(db: DatabaseSync, kept: Map<string, StatementSync>, text: string): StatementSync {
+  let s = kept.get(text);
+  if (s === undefined) {
+    s = db.prepare(text);
+    kept.set(text, s);
+  }
+  return s;
+}
+
 /** A long transaction (an advance of the business clock) under way. */
 interface Long {
   group: Group;
@@ -47,7 +57,9 @@ interface Long {
  */
 export abstract class GroupCommit {
   private readonly statements = new Map<string, StatementSync>();
-  private readonly readerStatements = new Map<string, StatementSync>();
+  private readerStatements = new Map<string, StatementSync>();
+  /** The read-only connection, open while a long transaction runs. */
+  private reader: DatabaseSync | undefined;
   /** The open transaction: every change since it began, committed together (group commit). */
   private group: Group | undefined;
   /** Committed groups waiting for the fsync of the write-ahead log. */
@@ -66,8 +78,8 @@ export abstract class GroupCommit {
   constructor(
     /** The writer connection. */
     readonly db: DatabaseSync,
-    /** A read-only connection to the same database. */
-    private readonly reader: DatabaseSync,
+    /** Opens a read-only connection to the same database. */
+    private readonly openReader: () => DatabaseSync,
     /** The folder's lock (database.ts, takeLock), released at close. */
     private readonly lock: DatabaseSync,
     readonly dataDir: string,
@@ -89,18 +101,13 @@ export abstract class GroupCommit {
 
   /** The connection reads go to now: the writer's, or between a long transaction's steps the reader's. */
   get readDb(): DatabaseSync {
-    return this.outside ? this.reader : this.db;
+    return this.outside ? this.reader! : this.db;
   }
 
   /** A prepared statement on the connection reads go to now (kept: each text is prepared once per connection). */
   sql(text: string): StatementSync {
-    const [db, kept] = this.outside ? [this.reader, this.readerStatements] : [this.db, this.statements];
-    let s = kept.get(text);
-    if (s === undefined) {
-      s = db.prepare(text);
-      kept.set(text, s);
-    }
-    return s;
+    if (this.outside) return prepared(this.reader!, this.readerStatements, text);
+    return prepared(this.db, this.statements, text);
   }
 
   /** Resolves when no long transaction runs (a writer that must read its own writes waits for this). */
@@ -169,6 +176,11 @@ export abstract class GroupCommit {
     await this.idle();
     // What is open now is someone else's: committed on its own, before.
     if (this.group !== undefined) this.flush(this.group);
+    // The writer gives up the database's exclusive lock (at the end of its next transaction) so
+    // that a reader may read beside it; it takes it again afterwards.
+    this.db.exec('PRAGMA locking_mode = NORMAL; BEGIN IMMEDIATE; COMMIT');
+    this.reader = this.openReader();
+    this.readerStatements = new Map();
     this.db.exec('BEGIN IMMEDIATE');
     const group = (this.group = newGroup(++this.lastGroupId));
     group.held = true;
@@ -198,7 +210,8 @@ export abstract class GroupCommit {
       this.stepping = false;
       this.fail(group, error);
       // Its caller hears the error itself: no request that began meanwhile fails with it.
-      this.failed.splice(this.failed.indexOf(group), 1);
+      const at = this.failed.indexOf(group);
+      if (at >= 0) this.failed.splice(at, 1);
     } finally {
       this.endLong();
     }
@@ -209,6 +222,9 @@ export abstract class GroupCommit {
   private endLong(): void {
     const run = this.longRun!;
     this.longRun = undefined;
+    this.reader?.close();
+    this.reader = undefined;
+    this.db.exec('PRAGMA locking_mode = EXCLUSIVE'); // taken again by the next transaction
     // What either cache holds may be stale now (a rollback, the writes kept meanwhile): start afresh.
     this.writerCache = new RowCache();
     for (const write of run.deferred) {
@@ -306,7 +322,7 @@ export abstract class GroupCommit {
       while (this.syncing) await new Promise((resolve) => setImmediate(resolve));
     } finally {
       if (this.walFd !== undefined) closeSync(this.walFd);
-      this.reader.close();
+      this.reader?.close();
       this.db.close();
       this.lock.close();
     }

@@ -33,12 +33,12 @@ export class Ledger extends GroupCommit {
 
   constructor(
     db: DatabaseSync,
-    reader: DatabaseSync,
+    openReader: () => DatabaseSync,
     lock: DatabaseSync,
     dataDir: string,
     onCommitError: (error: unknown) => void,
   ) {
-    super(db, reader, lock, dataDir, onCommitError);
+    super(db, openReader, lock, dataDir, onCommitError);
     for (const r of db.prepare('SELECT app_id, last_seq FROM delivery_seqs').all() as Row[])
       this.seqsAtOpen.set(r.app_id as string, Number(r.last_seq));
   }

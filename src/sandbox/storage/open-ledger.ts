@@ -31,8 +31,8 @@ export async function openLedger(
     const kept = await keepAside(dataDir);
     if (kept !== undefined) options.log(`Reset: the earlier files of ${dataDir} are kept in ${kept}.`);
   }
-  const { db, reader, lock } = await openDatabase(dataDir);
-  const ledger = new Ledger(db, reader, lock, dataDir, options.onCommitError);
+  const { db, openReader, lock } = await openDatabase(dataDir);
+  const ledger = new Ledger(db, openReader, lock, dataDir, options.onCommitError);
   const earlier = earlierFiles(dataDir);
   if (earlier.length > 0) {
     if (ledger.seed.app_id !== '') {

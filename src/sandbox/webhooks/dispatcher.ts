@@ -222,7 +222,7 @@ export class Deliveries {
     const left = this.perDestination.get(url)! - 1;
     if (left === 0) this.perDestination.delete(url);
     else this.perDestination.set(url, left);
-    for (let i = 0; i < this.waiting.length && this.posting < MAX_IN_FLIGHT; ) {
+    for (let i = 0; i < this.waiting.length && this.posting < MAX_IN_FLIGHT;) {
       const w = this.waiting[i]!;
       if (!this.hasPlace(w.url)) i++;
       else {
