@@ -8,4 +8,6 @@ export const accounts = {
   clientSecret: (profile: string, clientId: string) => `${profile}:client-secret:${clientId}`,
   /** An app's webhook signing secret. */
   webhookSecret: (profile: string, appId: string) => `${profile}:webhook-secret:${appId}`,
+  /** The password of a `--forward-to` URL, by that URL as the journal keeps it (password `***`). */
+  forwardPassword: (profile: string, redactedUrl: string) => `${profile}:forward-to:${redactedUrl}`,
 };

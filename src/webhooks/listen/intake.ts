@@ -1,4 +1,5 @@
 import { HEADER } from '../../wire.js';
+import { redactUrl } from '../../api/redact.js';
 import { isoTime, type Clock } from '../../platform/clock.js';
 import { isUtf8 } from 'node:buffer';
 import { IdTable } from '../id-table.js';
@@ -110,7 +111,12 @@ export class Intake {
   private refreshing: Promise<void> | undefined;
   private lastRefresh = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly o: IntakeOptions) {}
+  /** The forward target as journaled: a password in it shown as `***` (kept in the credential store). */
+  private readonly forwardLabel: string | undefined;
+
+  constructor(private readonly o: IntakeOptions) {
+    this.forwardLabel = o.forwardTo && redactUrl(o.forwardTo.href);
+  }
 
   /** Takes one delivery; rejects when the journal cannot be written (nothing is then remembered). */
   take(input: Arrival): Promise<Verdict> {
@@ -181,7 +187,7 @@ export class Intake {
   ): { write?: JournalRecord[]; written?(): void; settle(): Verdict } {
     const { journal, emit } = this.o;
     const at = isoTime(started);
-    const record = receivedRecord(input, at, check.envelope?.event, this.o.forwardTo?.href);
+    const record = receivedRecord(input, at, check.envelope?.event, this.forwardLabel);
     const known = journal.statusOf(input.id);
     const verified = known !== undefined && known !== 'refused';
     if (!check.ok) {
