@@ -165,7 +165,8 @@ async function readStdin(deps: Pick<Deps, 'stdin'>): Promise<string> {
       hints: ['pbpaste | mkt apps verify-context-token', 'mkt apps verify-context-token "$TOKEN"'],
     });
   }
-  return readInput(deps, '-');
+  // A context token is a few KiB; 64 KiB leaves room for the framed page's whole URL.
+  return readInput(deps, '-', { maxBytes: 64 * 1024, what: 'The token' });
 }
 
 interface Secret {

@@ -194,7 +194,7 @@ export async function finishSignIn(
 export async function loginWithApiKey(deps: Deps): Promise<{ kind: 'test_key' | 'live_key'; user: Profile }> {
   const key = deps.stdin.isTTY
     ? await promptSecret(deps, 'API key', 'pipe it on stdin: mkt login --with-api-key < key.txt')
-    : (await readInput(deps, '-')).trim();
+    : (await readInput(deps, '-', { maxBytes: 64 * 1024, what: 'The API key' })).trim();
   if (!key) {
     throw new UsageError('No API key on stdin.', {
       code: 'api_key_required',

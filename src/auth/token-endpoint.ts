@@ -154,6 +154,12 @@ export async function tokenRequest<T = Record<string, unknown>>(
           : { token_endpoint: endpoint };
       const data = res.data as Record<string, unknown> | undefined;
       const good = res.status < 400 && typeof data?.access_token === 'string' && data.access_token !== '';
+      const unusable = good ? tokenProblem(data!) : undefined;
+      if (unusable)
+        throw new MktError(
+          'bad_token_response',
+          `${endpoint} answered a token mkt cannot use: ${unusable}. Nothing was stored.`,
+        );
       // A refresh rotates the refresh token: the new one is stored first (a crash later keeps it).
       if (good) await keep?.(res as ApiResponse<T>);
       if (Object.entries(learned).some(([k, v]) => info[k as keyof SiteInfo] !== v))
@@ -176,6 +182,23 @@ export async function tokenRequest<T = Record<string, unknown>>(
     `${deps.api.siteUrl} has no OAuth token endpoint at ${candidates.join(' or ')}.`,
     { hints: [`mkt config get site-url${flags}   (is this the marketplace's root address?)`] },
   );
+}
+
+/** A visible ASCII token (RFC 6750 b64token, and what any HTTP header may carry). */
+const TOKEN_CHARS = /^[\x21-\x7e]+$/;
+
+/**
+ * Why a token response cannot be used, or undefined: a `token_type` other than Bearer (RFC 6749
+ * §7.1: sending it as Bearer would be wrong), or a token holding a character no header may carry.
+ */
+function tokenProblem(data: Record<string, unknown>): string | undefined {
+  const type = data.token_type;
+  if (type !== undefined && (typeof type !== 'string' || type.toLowerCase() !== 'bearer'))
+    return `its token_type is ${JSON.stringify(type).slice(0, 40)}, and mkt sends only Bearer tokens`;
+  for (const field of ['access_token', 'refresh_token'])
+    if (typeof data[field] === 'string' && !TOKEN_CHARS.test(data[field]))
+      return `its ${field} holds a space or a control character, which no HTTP header may carry`;
+  return undefined;
 }
 
 /** A token endpoint failure with the server's `error` and `error_description`, or status and excerpt. */

@@ -21,6 +21,8 @@ export const accounts = {
   legacyClientSecret: (profile: string, clientId: string) => `${profile}:client-secret:${clientId}`,
   /** An app's webhook signing secret. */
   webhookSecret: (profile: string, appId: string) => `${profile}:webhook-secret:${appId}`,
+  /** The password of a `--forward-to` URL, by that URL as the journal keeps it (password `***`). */
+  forwardPassword: (profile: string, redactedUrl: string) => `${profile}:forward-to:${redactedUrl}`,
 };
 
 /** A site URL as a store name: without trailing slashes. */

@@ -32,9 +32,13 @@ export function safeLine(text: string): string {
   return out + safeText(text.slice(last));
 }
 
-/** A text shown in one table cell or line: whitespace runs as one space, cut at `max` characters. */
+/**
+ * A server's text shown in one table cell or line (a handler's answer, an error): whitespace runs as
+ * one space, cut at `max` characters, every control character escaped (colour and conceal included,
+ * which safeLine would keep). The one way `webhooks deliveries` and the live `listen` line show it.
+ */
 export function oneLine(text: string | null, max = 60): string | null {
   if (text === null) return null;
   const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return safeText(flat.length > max ? `${flat.slice(0, max - 1)}…` : flat);
 }

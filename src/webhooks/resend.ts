@@ -100,6 +100,7 @@ async function resendLocked(deps: Deps, input: ResendInput, dir: string): Promis
     } catch {
       throw new UsageError(`--forward-to "${target}" is not a URL.`);
     }
+    await withPassword(deps, url);
     const forward = forwardTo(url);
     const result = await forward(bodyBytes(received), received.headers);
     await forward.close();
@@ -112,7 +113,7 @@ async function resendLocked(deps: Deps, input: ResendInput, dir: string): Promis
       attempts: 1,
       ...(result.status !== null ? { response_status: result.status } : {}),
       ...(error ? { error } : {}),
-      forward_to: url.href,
+      forward_to: redactUrl(url.href),
     });
     results.push({
       id: summary.id,
@@ -124,6 +125,28 @@ async function resendLocked(deps: Deps, input: ResendInput, dir: string): Promis
     });
   }
   return results;
+}
+
+/**
+ * The password of a target as the journal names it (`***`) from the credential store; a password
+ * given with --forward-to is kept there for the next resend.
+ */
+async function withPassword(deps: Deps, url: URL): Promise<void> {
+  if (!url.password) return;
+  const { accounts } = await import('../credentials/accounts.js');
+  const { redactUrl } = await import('../api/redact.js');
+  const account = accounts.forwardPassword(deps.profile, redactUrl(url.href));
+  if (url.password !== '***') return deps.credentials.set(account, url.password);
+  const password = await deps.credentials.get(account);
+  if (password === null)
+    throw new UsageError(
+      `The password of ${url.href} is not in the credential store (profile "${deps.profile}"); give the target again with it.`,
+      {
+        code: 'forward_password_missing',
+        hints: ['mkt webhooks resend ID --forward-to https://user:PASSWORD@host/path'],
+      },
+    );
+  url.password = password;
 }
 
 /** The apps (other than `except`) whose journal holds delivery `id`. */

@@ -103,3 +103,36 @@ describe('two resends of every failed delivery at once', () => {
     expect(again.sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `dlv_rs_${i}`));
   });
 });
+
+describe('a --forward-to URL with a password', () => {
+  it('is kept in the credential store, never in clear in the journal, and resend finds it there', async () => {
+    const target = new URL(fx.target.url);
+    target.username = 'ann';
+    target.password = 's3cret-pw';
+    const l = spawnListen(['--no-relay', '--forward-to', target.href], fx.dir, env());
+    fx.running.push(l);
+    await l.waitFor((lines) => lines.some((x) => x.type === 'ready'));
+    const receiver = String(l.lines.find((x) => x.type === 'ready')!.receiver);
+    const body = JSON.stringify({ event: 'user.authorized', timestamp: new Date().toISOString(), data: {} });
+    await post(receiver, body, {
+      'x-marketplace-signature': sign(SECRET, body),
+      'x-marketplace-delivery': 'dlv_pw',
+    });
+    await l.waitFor((lines) => lines.some((x) => x.type === 'forwarded'));
+    l.child.kill('SIGTERM');
+    await l.exit();
+    const basic = `Basic ${Buffer.from('ann:s3cret-pw').toString('base64')}`;
+    expect(fx.target.received[0]!.headers.authorization).toBe(basic);
+    const { readdir } = await import('node:fs/promises');
+    const dir = join(journals(), 'local');
+    for (const name of await readdir(dir))
+      expect(await readFile(join(dir, name), 'utf8')).not.toContain('s3cret-pw');
+    expect(await readFile(join(fx.dir, 'credentials.json'), 'utf8')).toContain('s3cret-pw');
+    const again = await runMkt(['webhooks', 'resend', 'dlv_pw'], fx.dir, { env: env() });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr + again.stdout).not.toContain('s3cret-pw');
+    expect(fx.target.received[1]!.headers.authorization).toBe(basic);
+    for (const name of await readdir(dir))
+      expect(await readFile(join(dir, name), 'utf8')).not.toContain('s3cret-pw');
+  });
+});

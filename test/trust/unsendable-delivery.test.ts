@@ -35,9 +35,11 @@ describe('a delivery that cannot be sent as received', () => {
       if (last !== undefined) return; // after a restart: nothing new
       res.write(positionFrame(0));
       let seq = 0;
-      for (const [id, headers] of BAD) res.write(deliveryFrame(++seq, id, envelope(), headers));
-      res.write(deliveryFrame(++seq, 'dlv_hop', envelope(), HOP));
-      res.write(deliveryFrame(++seq, 'dlv_good', envelope()));
+      // Each body its own (the same body twice would be a replay).
+      for (const [id, headers] of BAD)
+        res.write(deliveryFrame(++seq, id, envelope(undefined, { id }), headers));
+      res.write(deliveryFrame(++seq, 'dlv_hop', envelope(undefined, { id: 'hop' }), HOP));
+      res.write(deliveryFrame(++seq, 'dlv_good', envelope(undefined, { id: 'good' })));
     });
     const env = { MKT_SITE_URL: relay.url, MKT_API_KEY: 'test_hostile', MKT_WEBHOOK_SECRET: RELAY_SECRET };
     const args = ['--app', 'app_hostile', '--forward-to', fx.target.url, '--forward-backoff', '50'];

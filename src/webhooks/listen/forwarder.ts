@@ -1,3 +1,4 @@
+import { redactUrl } from '../../api/redact.js';
 import { isoTime, type Clock } from '../../platform/clock.js';
 import { forwardTo, type Forward, type ForwardResult } from '../forward.js';
 import type { DeliveryLog, ReceivedRecord, StatusRecord } from '../journal.js';
@@ -39,9 +40,12 @@ export class Forwarder {
   private readonly idle = new Set<() => void>();
   private readonly stopping = new AbortController();
   private readonly forward: Forward;
+  /** The target as journaled: a password in it shown as `***` (kept in the credential store). */
+  private readonly targetLabel: string;
 
   constructor(private readonly o: ForwarderOptions) {
     this.forward = forwardTo(o.target, { timeoutMs: o.timeoutMs });
+    this.targetLabel = redactUrl(o.target.href);
   }
 
   /** Deliveries queued or being forwarded. */
@@ -145,7 +149,7 @@ export class Forwarder {
     const { record } = job;
     const at = isoTime(this.o.clock.now());
     const error = result.ok ? undefined : (result.error ?? `HTTP ${result.status}`);
-    const target = this.o.target.href;
+    const target = this.targetLabel;
     const status: StatusRecord = {
       t: 'status',
       id: record.id,

@@ -44,6 +44,12 @@ export async function listen(deps: Deps, input: ListenInput): Promise<void> {
   }
   // One listener per journal: a second one would forward every delivery again.
   const dir = journalDir(dataDir(deps.env), appId);
+  // A password in the target is kept where credentials are; the journal names the URL with `***`.
+  if (input.forwardTo?.password) {
+    const { accounts } = await import('../../credentials/accounts.js');
+    const account = accounts.forwardPassword(deps.profile, redactUrl(input.forwardTo.href));
+    await deps.credentials.set(account, input.forwardTo.password);
+  }
   // Only where the credentials may live: no link, this user's, nobody else's to write.
   await journalFolder(dir, (message) => input.emit({ type: 'warning', message }), { create: true });
   const lock = await JournalLock.acquire(dir, {

@@ -1,4 +1,5 @@
 import { HEADER } from '../../wire.js';
+import { redactUrl } from '../../api/redact.js';
 import { isoTime, type Clock } from '../../platform/clock.js';
 import { isUtf8 } from 'node:buffer';
 import { IdTable } from '../id-table.js';
@@ -9,7 +10,7 @@ import {
   type JournalRecord,
   type ReceivedRecord,
 } from '../journal.js';
-import { checkDelivery, type CheckResult, type RefusalReason } from '../signature.js';
+import { checkDelivery, signatureKey, type CheckResult, type RefusalReason } from '../signature.js';
 import { deliveryReport, type DeliveryReport, type ListenEvent } from './events.js';
 import type { Job } from './forwarder.js';
 
@@ -82,6 +83,13 @@ function receivedRecord(
   };
 }
 
+/** The bytes of a request's headers as they came (names and values): a refused one is counted whole. */
+function headerBytes(headers: Record<string, string>): number {
+  let n = 0;
+  for (const name in headers) n += name.length + headers[name]!.length + 4;
+  return n;
+}
+
 const SIGNATURE_NAMES: Partial<Record<RefusalReason, DeliveryReport['signature']>> = {
   missing_signature: 'missing',
   malformed_signature: 'malformed',
@@ -95,10 +103,20 @@ const SIGNATURE_NAMES: Partial<Record<RefusalReason, DeliveryReport['signature']
  */
 export class Intake {
   private readonly inflight = new IdTable<{ arrival: Arrival; verdict: Promise<Verdict> }>();
+  /**
+   * Verified bodies being journaled now, by their signature (`signatureKey`): a copy under another
+   * id that arrives before the first one is on disk is a replay all the same.
+   */
+  private readonly signing = new Map<string, { id: string; at: string }>();
   private refreshing: Promise<void> | undefined;
   private lastRefresh = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly o: IntakeOptions) {}
+  /** The forward target as journaled: a password in it shown as `***` (kept in the credential store). */
+  private readonly forwardLabel: string | undefined;
+
+  constructor(private readonly o: IntakeOptions) {
+    this.forwardLabel = o.forwardTo && redactUrl(o.forwardTo.href);
+  }
 
   /** Takes one delivery; rejects when the journal cannot be written (nothing is then remembered). */
   take(input: Arrival): Promise<Verdict> {
@@ -142,17 +160,19 @@ export class Intake {
 
   /** Journals what `decision` says, then settles it; the id is released either way. */
   private conclude(input: Arrival, started: number, check: CheckResult): Promise<Verdict> {
-    const { write, settle } = this.decision(input, started, check);
+    const { write, written, settle } = this.decision(input, started, check);
     if (!write) {
       this.release(input);
       return Promise.resolve(settle());
     }
     return this.o.journal.append(...write).then(
       () => {
+        written?.(); // the journal answers for its signature from now on
         this.release(input);
         return settle();
       },
       (err: unknown) => {
+        written?.(); // not on disk: not remembered
         this.release(input);
         throw err;
       },
@@ -164,10 +184,10 @@ export class Intake {
     input: Arrival,
     started: number,
     check: CheckResult,
-  ): { write?: JournalRecord[]; settle(): Verdict } {
+  ): { write?: JournalRecord[]; written?(): void; settle(): Verdict } {
     const { journal, emit } = this.o;
     const at = isoTime(started);
-    const record = receivedRecord(input, at, check.envelope?.event, this.o.forwardTo?.href);
+    const record = receivedRecord(input, at, check.envelope?.event, this.forwardLabel);
     const known = journal.statusOf(input.id);
     const verified = known !== undefined && known !== 'refused';
     if (!check.ok) {
@@ -178,7 +198,7 @@ export class Intake {
         // belongs to a verified delivery: a forgery of it is not worth keeping.
         // Only a sample of them (journal.keepRefused): a flood of refused requests is counted, not kept.
         write:
-          verified || !journal.keepRefused(input.body.length)
+          verified || !journal.keepRefused(input.body.length + headerBytes(input.headers))
             ? undefined
             : [forJournal(record), { t: 'status', id: record.id, at, status: 'refused', reason }],
         settle: () => {
@@ -189,7 +209,8 @@ export class Intake {
         },
       };
     }
-    const replayOf = journal.signedBy(input.headers[HEADER.signature]!);
+    const signature = input.headers[HEADER.signature]!;
+    const replayOf = journal.signedBy(signature) ?? this.signing.get(signatureKey(signature));
     const replayed =
       replayOf !== undefined &&
       replayOf.id !== input.id &&
@@ -221,9 +242,15 @@ export class Intake {
         },
       };
     }
+    const key = signatureKey(signature);
+    this.signing.set(key, { id: input.id, at });
+    const written = () => {
+      if (this.signing.get(key)?.id === input.id) this.signing.delete(key);
+    };
     return {
       // Credential headers redacted in the journal; the forwarder gets them as they came.
       write: [forJournal(record)],
+      written,
       settle: () => {
         // Journaled: forwarded next (the forwarder reports the outcome), or that is all.
         if (this.o.forward) {

@@ -1,5 +1,5 @@
 import type { Output } from '../../output/output.js';
-import { oneLine } from '../../output/safe-text.js';
+import { oneLine, safeText } from '../../output/safe-text.js';
 import type { DeliveryReport, ListenEvent } from './events.js';
 
 const json = JSON.stringify;
@@ -79,12 +79,12 @@ export function listenRenderer(
         return;
       case 'reconnecting':
         out.warn(
-          `Relay connection lost (${e.error}); reconnecting in ${(e.delay_ms / 1000).toFixed(1)} s (attempt ${e.attempt}).`,
+          `Relay connection lost (${safeText(e.error)}); reconnecting in ${(e.delay_ms / 1000).toFixed(1)} s (attempt ${e.attempt}).`,
         );
         return;
       case 'target_down':
         out.warn(
-          `The forward target is not taking deliveries (${e.error}); ${e.waiting} waiting, trying again in ${(e.delay_ms / 1000).toFixed(1)} s.`,
+          `The forward target is not taking deliveries (${safeText(e.error)}); ${e.waiting} waiting, trying again in ${(e.delay_ms / 1000).toFixed(1)} s.`,
         );
         return;
       case 'target_up':
@@ -102,7 +102,7 @@ export function listenRenderer(
         );
         return;
       case 'warning':
-        out.warn(e.message);
+        out.warn(safeText(e.message)); // may quote a sender (an id, a server's error)
         return;
       case 'fatal':
         return;
@@ -125,16 +125,17 @@ export function listenRenderer(
   return { render, flush };
 }
 
+/** One delivery as a line; what a sender or a handler chose (event, id, reason, answer) escaped. */
 function line(r: DeliveryReport): string {
   return [
     r.time.slice(11, 19),
-    (r.event ?? '-').padEnd(22),
-    r.id,
+    safeText(r.event ?? '-').padEnd(22),
+    safeText(r.id),
     r.source,
     `signature:${r.signature}`,
     r.status === 'forwarded'
       ? `→ ${r.response_status}${r.attempts > 1 ? ` after ${r.attempts} tries` : ''}`
-      : r.status + (r.reason ? ` (${r.reason})` : ''),
+      : r.status + (r.reason ? ` (${safeText(r.reason)})` : ''),
     // What the handler said when it refused: the first words of its answer.
     ...(r.status === 'failed' && r.response_excerpt ? [`answer: ${oneLine(r.response_excerpt)}`] : []),
   ].join('  ');
