@@ -42,7 +42,8 @@ const INDEX_CAP = 20_000;
  * datasync after each write. O_APPEND: every write goes after whatever any writer (a `resend`)
  * appended, so the file is its lines and nothing else (no room reserved ahead, no empty lines).
  */
-const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | (DSYNC ?? 0) | NOFOLLOW;
+const WRITE_FLAGS =
+  fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | (DSYNC ?? 0) | NOFOLLOW;
 /** The same file for outcomes (`note`): appended at once, synced with the next group commit. */
 const NOTE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | NOFOLLOW;
 /** The most bytes of refused deliveries (bad signature, cross-site) one journal file keeps. */
