@@ -4,63 +4,18 @@ import { EVENT_NAMES } from '../../../wire.js';
 import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
 import { Badge, Card, Fields, PostForm, appPath } from '../layout.js';
 import type { PlanView } from './plans.js';
+import {
+  ADVANCES,
+  PAYMENT_BEHAVIOURS,
+  PlanSelect,
+  STATUSES,
+  UserSelect,
+  testUsers,
+  type TestUserView,
+} from './simulator-fields.js';
+export { testUsers, type TestUserView } from './simulator-fields.js';
 
 type App = Hono<{ Variables: { console: ConsoleRequest } }>;
-
-/** A test user as the simulator shows it. */
-export interface TestUserView {
-  id: string;
-  email?: string;
-  name?: string;
-  plan?: string;
-  status?: string;
-  expires_at?: string | null;
-  payment_behaviour?: string;
-  usage?: { api_calls: number; limit: number };
-}
-
-/** The app's test users (none when the sandbox cannot list them). */
-export function testUsers(r: ConsoleRequest, appId: string): Promise<TestUserView[]> {
-  return r.api.list<TestUserView>(`/simulator/users?app_id=${encodeURIComponent(appId)}&limit=100`);
-}
-
-const PAYMENT_BEHAVIOURS = ['succeeds', 'declines', 'declines_renewals'];
-const STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'];
-const ADVANCES: Array<[string, string]> = [
-  ['3600', '1 hour'],
-  ['86400', '1 day'],
-  ['604800', '7 days'],
-  ['2678400', '31 days'],
-  ['31536000', '365 days'],
-];
-
-const UserSelect: FC<{ users: TestUserView[]; name?: string }> = ({ users, name = 'user_id' }) =>
-  users.length ? (
-    <select name={name}>
-      {users.map((u) => (
-        <option value={u.id}>
-          {u.name ?? u.email ?? u.id} ({u.id})
-        </option>
-      ))}
-    </select>
-  ) : (
-    <input name={name} placeholder="usr_…" required />
-  );
-
-const PlanSelect: FC<{ plans: PlanView[]; name?: string; any?: boolean }> = ({
-  plans,
-  name = 'plan',
-  any,
-}) => (
-  <select name={name}>
-    {any ? <option value="">(as the event needs)</option> : null}
-    {plans
-      .filter((p) => !p.archived)
-      .map((p) => (
-        <option value={p.id}>{p.id}</option>
-      ))}
-  </select>
-);
 
 const SimulatorPage: FC<{
   app: AppView;
