@@ -120,7 +120,7 @@ describe('in a checkout, on Node 20', () => {
     expect(await run.done).toMatchObject({ code: null, signal: 'SIGKILL' });
   });
 
-  it('an npm-linked mkt on a terminal: Ctrl-C stops the sandbox cleanly (exit 130)', async () => {
+  it('an npm-linked mkt on a terminal: a masked prompt reads the keyboard, Ctrl-C stops the sandbox cleanly (exit 130)', async () => {
     const prefix = join(home.path, 'npm-global');
     await mkdir(join(prefix, 'bin'), { recursive: true });
     await symlink(MKT_BIN, join(prefix, 'bin', 'mkt')); // what `npm link` puts on the PATH
@@ -140,6 +140,17 @@ describe('in a checkout, on Node 20', () => {
       cwd: home.path,
     });
     await sandbox.waitFor(/Press Ctrl-C to stop\./);
+    // The terminal is the child's own: a masked prompt reads what is typed there.
+    const site = /Site URL:\s+(\S+)/.exec(sandbox.screen())![1]!;
+    const key = /Test key:\s+(test_\S+)/.exec(sandbox.screen())![1]!;
+    const login = typeInTerminal(`mkt login --with-api-key --site-url ${site}`, {
+      env,
+      cwd: home.path,
+      answers: [['API key', `${key}\r`]],
+    });
+    expect(await login.exit, login.screen()).toBe(0);
+    expect(login.screen()).not.toContain(key);
+    expect(login.screen()).toMatch(/Logged in/);
     sandbox.type('\u0003');
     expect(await sandbox.exit).toBe(130);
     // The sandbox finished stopping: the launcher neither died first nor cut the stop short.
