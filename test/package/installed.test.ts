@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, readdir, symlink } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -100,6 +100,8 @@ it('refuses Node 20 with one clear sentence, before anything else runs', async (
   expect(refused.code).toBe(1);
   expect(refused.stdout).toBe('');
   expect(refused.stderr).toMatch(/^mkt needs Node\.js 22\.13 or newer; this is Node\.js v20\.\d+\.\d+\.\n/);
+  // An installed package has no Node of its own: the line that runs it on Node 22 from the registry.
+  expect(refused.stderr).toContain(`  Try: npx -y node@22 ${realpathSync(bin)} whoami\n`);
 });
 
 describe.each(nodes)('the installed mkt on Node %s', (major, node) => {
