@@ -144,7 +144,8 @@ describe('mkt api', () => {
     const err = JSON.parse(r.stdout).error;
     expect(err.message).toContain(text);
     expect(Array.isArray(err.hints)).toBe(true);
-    if (status === 401) expect(err.hints.join(' ')).toContain('mkt login');
+    // The key came from MKT_API_KEY, which a new sign-in would not replace: the hint is about it.
+    if (status === 401) expect(err.hints.join(' ')).toContain('unset MKT_API_KEY');
   });
 
   it('shows status and a short excerpt for HTML and text error bodies', async () => {
@@ -291,13 +292,14 @@ describe('token endpoint discovery', () => {
     expect(first.data).toMatchObject({ access_token: 'at_1' });
     expect(s.seen.map((r) => r.url)).toEqual([
       '/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration',
       '/api/oauth/token',
       '/api/v1/oauth/token',
     ]);
     const saved = JSON.parse(await readFile(join(dir.path, 'config.json'), 'utf8'));
     expect(saved.sites[s.url].token_endpoint).toBe(`${s.url}/api/v1/oauth/token`);
     await tokenRequest({ api: client(), config }, { grant_type: 'authorization_code', code: 'c' });
-    expect(s.seen.map((r) => r.url).slice(3)).toEqual(['/api/v1/oauth/token']);
+    expect(s.seen.map((r) => r.url).slice(4)).toEqual(['/api/v1/oauth/token']);
   });
 
   it('shows the status and an excerpt (secrets redacted) when a token response has no access_token', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
-import { developerToken, startTestSandbox } from '../support/sandbox.js';
+import { developerToken, developerTokens, startTestSandbox } from '../support/sandbox.js';
 import { call, fakeClock, openStream } from './helpers.js';
 
 let dataDir: string;
@@ -137,16 +137,16 @@ describe('delivery history', () => {
   it('keeps the newest 10,000 deliveries per app for resume, in one database file', async () => {
     sb = await startTestSandbox({ dataDir });
     const { seed } = sb;
-    const token = { json: { access_token: await developerToken(sb, ['apps:write']) } };
-    // Delivery 1 was user.authorized; 20,500 more follow (a token is not key-limited).
-    const total = 20_501;
-    let sent = 1;
+    const tokens = developerTokens(sb, ['apps:write']);
+    // Each grant is a user.authorized delivery; 20,500 events follow (a grant may make 1,000 a minute).
+    const events = 20_500;
+    let sent = 0;
     await Promise.all(
       Array.from({ length: 32 }, async () => {
-        while (sent < total) {
+        while (sent < events) {
           sent++;
           const res = await call(sb!, 'POST', '/api/v1/simulator/events', {
-            token: token.json.access_token,
+            token: await tokens.next(),
             body: { app_id: seed.app.id, event: 'user.revoked' },
           });
           expect(res.status).toBe(201);
@@ -154,7 +154,7 @@ describe('delivery history', () => {
       }),
     );
     const first = await openStream(sb, seed.app.id, seed.test_key, '0');
-    expect((await first.next()).id).toBe(String(total - 10_000 + 1));
+    expect((await first.next()).id).toBe(String(events + tokens.grants - 10_000 + 1));
     first.close();
     await sb.close();
     // One database (its write-ahead log is folded in on close); no log or snapshot files.

@@ -1,3 +1,4 @@
+import { RATE_LIMITS } from '../../src/wire.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -201,4 +202,30 @@ export async function developerToken(
   });
   if (res.status !== 200) throw new Error(`token endpoint answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/**
+ * Developer tokens for a burst of more requests than one grant may make in a minute
+ * (`RATE_LIMITS.token`): each `next()` answers a token, a new grant's (one more user.authorized
+ * delivery, counted in `grants`) once the current one has been handed out that many times.
+ */
+export function developerTokens(
+  sandbox: { siteUrl: string; seed: Sandbox['seed'] },
+  scopes: string[],
+): { next(): Promise<string>; grants: number } {
+  let current: Promise<string> | undefined;
+  let used = 0;
+  const tokens = {
+    grants: 0,
+    next() {
+      if (current === undefined || used >= RATE_LIMITS.token) {
+        current = developerToken(sandbox, scopes);
+        used = 0;
+        tokens.grants++;
+      }
+      used++;
+      return current;
+    },
+  };
+  return tokens;
 }

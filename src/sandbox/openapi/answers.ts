@@ -63,6 +63,7 @@ const testUser = z.object({
   cancelled_at: nullableStamp,
   payment_behaviour: z.enum(PAYMENT_BEHAVIOURS),
   usage: usage.nullable(),
+  scopes: z.array(z.enum(SCOPES)).describe("The scopes the user's grants to the app hold"),
 });
 const clock = z.object({ now: stamp, offset_s: z.number().int() });
 const transition = z.looseObject({
