@@ -1,3 +1,4 @@
+import { parseBusinessTime } from '../wire/iso-time.js';
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
 import { requireTestCredential } from './events.js';
@@ -92,8 +93,10 @@ export async function moveBusinessTime(
 ): Promise<Advance> {
   await requireTestCredential(deps);
   if (input.to !== undefined) {
-    if (Number.isNaN(Date.parse(input.to))) {
-      throw new UsageError(`--to "${input.to}" is not an ISO 8601 time (2027-01-31T00:00:00Z).`);
+    if (parseBusinessTime(input.to) === undefined) {
+      throw new UsageError(
+        `--to "${input.to}" is not a real ISO 8601 date or time (such as 2027-01-31 or 2027-01-31T00:00:00Z).`,
+      );
     }
     const step = (await deps.api.post<Advance>('/simulator/clock', { to: input.to })).data;
     input.onStep?.(step, 1);

@@ -45,6 +45,13 @@ describe('mkt simulator clock', () => {
     const back = await mkt(['simulator', 'clock', 'advance', '--to', new Date().toISOString()]);
     expect(back.code).toBe(1);
     expect(back.stderr).toContain('only moves forward');
+    // A date that does not exist, or a year of five digits, is refused before any request (exit 2).
+    for (const to of ['2026-02-30', '20260-01-01', '+275760-09-13T00:00:00.000Z']) {
+      const unreal = await mkt(['simulator', 'clock', 'advance', '--to', to]);
+      expect(unreal.code, to).toBe(2);
+      expect(unreal.stderr).toContain(`--to "${to}" is not a real ISO 8601 date or time`);
+    }
+    expect((await json(['simulator', 'clock'])).offset_s).toBe(moved.offset_s);
     // Transport time is real: a token issued now works, whatever business time says.
     const user = await json(['simulator', 'users', 'create', '--plan', 'free']);
     const token = (await json(['simulator', 'authorize', '--user', user.id])).access_token;

@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../wire.js';
-import { MAX_AHEAD_MS, parseBusinessTime } from '../billing/clock.js';
+import { MAX_AHEAD_MS } from '../billing/clock.js';
+import { parseBusinessTime } from '../../wire/iso-time.js';
 import { apiError } from '../billing/life.js';
 import { PAYMENT_BEHAVIOURS } from '../billing/records.js';
 import { enactEvent } from '../billing/simulated.js';
