@@ -20,8 +20,11 @@ if (major < 22 || (major === 22 && minor < 13)) {
   );
   process.exitCode = 1;
 } else if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version')) {
-  const { version } = require('../package.json');
-  process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
+  // How this copy was installed: package.json's mkt.install, set by scripts/pack-standalone.js
+  // ("standalone" for an archive, "deb"); an npm install has none.
+  const { version, mkt } = require('../package.json');
+  const how = mkt && mkt.install ? ` (${mkt.install})` : '';
+  process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}${how}\n`);
 } else {
   // src/boot.ts keeps the bundle compiled, and turns Node's compile cache on in the same checked
   // folder (never Node's default, the shared temporary folder).
