@@ -19,7 +19,8 @@ import { basename, join, resolve } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const root = resolve(import.meta.dirname, '..');
-const option = (name) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+const option = (name) =>
+  process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
 const out = resolve(option('--out') ?? join(root, 'release'));
 const targets = process.argv.includes('--all')
   ? ['linux-x64', 'linux-arm64', 'darwin-x64', 'win32-x64']
@@ -35,13 +36,27 @@ const BINDING = {
   'win32-x64': 'win32-x64-msvc',
 };
 /** The registry's Node package per target (its own names: win, not win32). */
-const NODE = { 'linux-x64': 'linux-x64', 'linux-arm64': 'linux-arm64', 'darwin-x64': 'darwin-x64', 'win32-x64': 'win-x64' };
+const NODE = {
+  'linux-x64': 'linux-x64',
+  'linux-arm64': 'linux-arm64',
+  'darwin-x64': 'darwin-x64',
+  'win32-x64': 'win-x64',
+};
 
 // npm's cache first (a second build needs no network), and no audit or funding requests.
-Object.assign(process.env, { npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' });
+Object.assign(process.env, {
+  npm_config_prefer_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+});
 const started = Date.now();
 const run = (cmd, args, cwd = root) =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+  execFileSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 << 20,
+  });
 const log = (line) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}\n`);
 /** One registry package unpacked into `into` (npm's cache makes a second build offline). */
 function unpackFromRegistry(spec, into) {
@@ -64,7 +79,9 @@ mkdirSync(work, { recursive: true });
 // The package as npm would ship it (the build as it is: no prepack, no second build), and a stage
 // holding it for oclif: its root (with the lock file, for the production install) and its tmp/.
 const stage = join(work, 'stage');
-const [{ filename }] = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work]));
+const [{ filename }] = JSON.parse(
+  run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work]),
+);
 mkdirSync(stage);
 run('tar', ['-xzf', join(work, filename), '-C', stage, '--strip-components', '1']);
 copyFileSync(join(root, 'package-lock.json'), join(stage, 'package-lock.json'));
@@ -73,7 +90,11 @@ copyFileSync(join(root, 'package-lock.json'), join(stage, 'package-lock.json'));
 for (const target of targets) {
   const [platform, arch] = target.split('-');
   const exe = platform === 'win32' ? 'node.exe' : 'node';
-  const cache = join(stage, 'tmp/cache', `node-v${nodeVersion}-${target}${platform === 'win32' ? '.exe' : ''}`);
+  const cache = join(
+    stage,
+    'tmp/cache',
+    `node-v${nodeVersion}-${target}${platform === 'win32' ? '.exe' : ''}`,
+  );
   log(`Node ${nodeVersion} for ${target} (node-${NODE[target]} from the registry)`);
   const pkg = unpackFromRegistry(`node-${NODE[target]}@${nodeVersion}`, join(work, 'node', target));
   const binary = [join(pkg, 'bin', exe), join(pkg, exe)].find((f) => statSync(f, { throwIfNoEntry: false }));
@@ -106,8 +127,12 @@ for (const target of targets) {
   }
   // Only this platform's keychain binding (oclif installed the build machine's).
   const scope = join(dir, 'node_modules/@napi-rs');
-  for (const name of readdirSync(scope)) if (name.startsWith('keyring-')) rmSync(join(scope, name), { recursive: true });
-  unpackFromRegistry(`@napi-rs/keyring-${BINDING[target]}@${keyring.version}`, join(scope, `keyring-${BINDING[target]}`));
+  for (const name of readdirSync(scope))
+    if (name.startsWith('keyring-')) rmSync(join(scope, name), { recursive: true });
+  unpackFromRegistry(
+    `@napi-rs/keyring-${BINDING[target]}@${keyring.version}`,
+    join(scope, `keyring-${BINDING[target]}`),
+  );
   prune(join(dir, 'node_modules'));
   setInstall(dir, 'standalone');
   if (platform !== 'win32') writeLauncher(join(dir, 'bin', 'mkt'));
@@ -120,15 +145,22 @@ for (const target of targets) {
 
 writeFileSync(
   join(out, 'SHA256SUMS'),
-  archives.map((f) => `${createHash('sha256').update(readFileSync(f)).digest('hex')}  ${basename(f)}\n`).join(''),
+  archives
+    .map((f) => `${createHash('sha256').update(readFileSync(f)).digest('hex')}  ${basename(f)}\n`)
+    .join(''),
 );
 rmSync(work, { recursive: true, force: true });
 const MB = 1024 * 1024;
 for (const f of archives) {
   const size = statSync(f).size;
-  console.log(`${basename(f).padEnd(36)} ${(size / MB).toFixed(1).padStart(6)} MB${size > 50 * MB ? '  OVER the 50 MB budget' : ''}`);
+  console.log(
+    `${basename(f).padEnd(36)} ${(size / MB).toFixed(1).padStart(6)} MB${size > 50 * MB ? '  OVER the 50 MB budget' : ''}`,
+  );
 }
 console.log(`SHA256SUMS and the archives are in ${out}`);
+// Every platform built: check each for what can be checked here (scripts/check-standalone.js).
+if (targets.length > 1)
+  execFileSync(process.execPath, [join(root, 'scripts/check-standalone.js'), out], { stdio: 'inherit' });
 
 /**
  * Removes what no run loads (type declarations, source maps, TypeScript sources, docs): ~2.5 MB of

@@ -44,11 +44,21 @@ beforeAll(async () => {
   installs.archive = join(archive, 'mkt/bin');
   // dpkg -i into a root of its own, with its own database (as root, as CI runs, or not).
   const system = join(work.path, 'root');
-  for (const dir of ['var/lib/dpkg/info', 'var/lib/dpkg/updates']) await mkdir(join(system, dir), { recursive: true });
+  for (const dir of ['var/lib/dpkg/info', 'var/lib/dpkg/updates'])
+    await mkdir(join(system, dir), { recursive: true });
   await writeFile(join(system, 'var/lib/dpkg/status'), '');
   await run(
     'dpkg',
-    ['--root', system, '--log', join(work.path, 'dpkg.log'), '--force-not-root', '--force-script-chrootless', '-i', join(release, 'mkt_0.1.0_amd64.deb')],
+    [
+      '--root',
+      system,
+      '--log',
+      join(work.path, 'dpkg.log'),
+      '--force-not-root',
+      '--force-script-chrootless',
+      '-i',
+      join(release, 'mkt_0.1.0_amd64.deb'),
+    ],
     { env: { ...process.env, PATH: `/usr/sbin:/sbin:${process.env.PATH}` } },
   );
   installs.deb = join(system, 'usr/bin');
@@ -61,7 +71,9 @@ it('publishes SHA256SUMS that `sha256sum -c` accepts', async () => {
 });
 
 it('the .deb puts mkt at /usr/bin/mkt, its Node and only the linux-x64 keychain binding under /usr/lib/mkt', async () => {
-  const { stdout } = await run('dpkg-deb', ['-c', join(release, 'mkt_0.1.0_amd64.deb')], { maxBuffer: 64 << 20 });
+  const { stdout } = await run('dpkg-deb', ['-c', join(release, 'mkt_0.1.0_amd64.deb')], {
+    maxBuffer: 64 << 20,
+  });
   expect(stdout).toMatch(/^-rwxr-xr-x root\/root .* \.\/usr\/bin\/mkt$/m);
   expect(stdout).toMatch(/ \.\/usr\/lib\/mkt\/bin\/node$/m);
   const bindings = stdout.match(/\.\/usr\/lib\/mkt\/node_modules\/@napi-rs\/keyring-[^/]+\/$/gm);
@@ -107,7 +119,8 @@ describe.each([
   const result = (args: string[], env: Record<string, string> = {}, input = '') => mkt(args, env, input).done;
 
   it('runs the first hour with the Node it carries', async () => {
-    if (nodes !== 'no Node') expect((await run(join(node20, 'node'), ['--version'])).stdout).toMatch(/^v20\./);
+    if (nodes !== 'no Node')
+      expect((await run(join(node20, 'node'), ['--version'])).stdout).toMatch(/^v20\./);
     const version = await result(['--version']);
     expect(version).toEqual({ code: 0, stderr: '', stdout: `mkt/0.1.0 linux-x64 node-v22.23.3 (${how})\n` });
 
@@ -126,7 +139,9 @@ describe.each([
           // the document is not complete yet
         }
       }, 50);
-      void sandbox.done.then((r) => (clearInterval(poll), reject(new Error(`sandbox start exited ${r.code}: ${r.stderr}`))));
+      void sandbox.done.then(
+        (r) => (clearInterval(poll), reject(new Error(`sandbox start exited ${r.code}: ${r.stderr}`))),
+      );
     });
     const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
     const target = createServer((req, res) => {
@@ -142,7 +157,11 @@ describe.each([
     const site = { MKT_SITE_URL: info.site_url };
     try {
       // The API key, from stdin, then the commands a script runs.
-      const keyLogin = await result(['login', '--with-api-key', '--profile', 'ci'], site, `${info.test_key}\n`);
+      const keyLogin = await result(
+        ['login', '--with-api-key', '--profile', 'ci'],
+        site,
+        `${info.test_key}\n`,
+      );
       expect(keyLogin.code, keyLogin.stderr).toBe(0);
       const who = await result(['whoami', '--json', '--profile', 'ci'], site);
       expect(who.code, who.stderr).toBe(0);
@@ -160,15 +179,22 @@ describe.each([
       });
       expect(login.code, login.stderr).toBe(0);
       const status = await result(['auth', 'status', '--json'], site);
-      expect(JSON.parse(status.stdout)).toMatchObject({ kind: 'token', source: keychain ? 'keychain' : 'file' });
+      expect(JSON.parse(status.stdout)).toMatchObject({
+        kind: 'token',
+        source: keychain ? 'keychain' : 'file',
+      });
       const entitlements = await result(['entitlements', '--json'], site);
       expect(entitlements.code, entitlements.stderr).toBe(0);
       expect(JSON.parse(entitlements.stdout)).toMatchObject({ user_id: ada.id, plan: 'pro-monthly' });
 
       // webhooks listen forwards what trigger makes happen, signature checked.
-      const listen = mkt(['webhooks', 'listen', '--forward-to', `127.0.0.1:${port}/hook`, '--profile', 'ci'], site);
+      const listen = mkt(
+        ['webhooks', 'listen', '--forward-to', `127.0.0.1:${port}/hook`, '--profile', 'ci'],
+        site,
+      );
       try {
-        for (let i = 0; i < 300 && !/Ready/.test(listen.stderr()); i++) await new Promise((r) => setTimeout(r, 50));
+        for (let i = 0; i < 300 && !/Ready/.test(listen.stderr()); i++)
+          await new Promise((r) => setTimeout(r, 50));
         expect(listen.stderr()).toMatch(/Ready/);
         const trigger = await result(['trigger', 'subscription.created', '--profile', 'ci'], site);
         expect(trigger.code, trigger.stderr).toBe(0);
