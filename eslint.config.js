@@ -35,7 +35,7 @@ export default tseslint.config(
   },
   {
     // CommonJS (bin/package.json): a run starts no ES module loader.
-    files: ['bin/run.js'],
+    files: ['bin/run.js', 'bin/update-check.js'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
