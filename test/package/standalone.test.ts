@@ -166,6 +166,9 @@ describe.each([
       const who = await result(['whoami', '--json', '--profile', 'ci'], site);
       expect(who.code, who.stderr).toBe(0);
       expect(JSON.parse(who.stdout)).toMatchObject({ email: 'dev@sandbox.test' });
+      // --jq: jq's WebAssembly build as shipped (the pruned archive keeps the one Node loads).
+      const email = await result(['whoami', '--jq', '.email', '--profile', 'ci'], site);
+      expect(email).toMatchObject({ code: 0, stdout: 'dev@sandbox.test\n' });
 
       // The loopback flow, a small script playing the person at the consent page; the token in the
       // keychain where one answers.
