@@ -47,6 +47,7 @@ for (const id of ids.sort())
 // listen, login in a browser — start as their --help does, then serve).
 for (const line of [
   'whoami --json',
+  'whoami --jq .email', // the one case that loads jq (WebAssembly): its cost, apart
   `entitlements --json --user ${user}`,
   'apps list --json',
   `apps get --app ${app} --json`,
