@@ -50,8 +50,9 @@ afterAll(async () => {
 /** `mkt ARGS` on a pseudo-terminal (stderr a terminal); resolves with what it showed and its code. */
 async function onTerminal(args: string[], env: Record<string, string>) {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const { MKT_NO_UPDATE_NOTIFIER: _, ...base } = baseEnv(work.path);
   const terminal = typeInTerminal([process.execPath, MKT_BIN, ...args].map(quote).join(' '), {
-    env: { ...baseEnv(work.path), TERM: 'dumb', NO_COLOR: '1', ...env },
+    env: { ...base, TERM: 'dumb', NO_COLOR: '1', ...env },
     timeoutMs: 20_000,
   });
   return { code: await terminal.exit, screen: terminal.screen() };
@@ -112,7 +113,9 @@ describe('the update notice', () => {
       expect(res.code, args.join(' ')).toBe(0);
       expect(res.screen, `${args.join(' ')} ${JSON.stringify(extra)}`).not.toContain('new version');
     }
-    const piped = await runMkt(['config', 'get', 'site-url'], work.path, { env });
+    const piped = await runMkt(['config', 'get', 'site-url'], work.path, {
+      env: { ...env, MKT_NO_UPDATE_NOTIFIER: undefined },
+    });
     expect(piped.stderr).not.toContain('new version');
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ latest: '0.2.0', checked_at: 0 });
   });
