@@ -73,8 +73,11 @@ if (!statSync(join(root, 'dist/oclif.js'), { throwIfNoEntry: false })) {
   process.exit(1);
 }
 const work = join(out, '.work');
-rmSync(out, { recursive: true, force: true });
+// Only what this script writes is replaced: --out may name a folder that holds other things.
+rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
+for (const file of readdirSync(out))
+  if (/^(mkt-v.*\.tar\.gz|mkt_.*\.deb|SHA256SUMS)$/.test(file)) rmSync(join(out, file));
 
 // The package as npm would ship it (the build as it is: no prepack, no second build), and a stage
 // holding it for oclif: its root (with the lock file, for the production install) and its tmp/.
@@ -88,7 +91,7 @@ copyFileSync(join(root, 'package-lock.json'), join(stage, 'package-lock.json'));
 
 // oclif takes Node from its cache when it is there: the registry's binary, where oclif looks.
 for (const target of targets) {
-  const [platform, arch] = target.split('-');
+  const [platform] = target.split('-');
   const exe = platform === 'win32' ? 'node.exe' : 'node';
   const cache = join(
     stage,
@@ -100,7 +103,6 @@ for (const target of targets) {
   const binary = [join(pkg, 'bin', exe), join(pkg, exe)].find((f) => statSync(f, { throwIfNoEntry: false }));
   mkdirSync(cache, { recursive: true });
   copyFileSync(binary, join(cache, exe));
-  if (arch !== 'x64' && arch !== 'arm64') throw new Error(`no Node for ${target}`);
 }
 
 const Tarballs = require(join(root, 'node_modules/oclif/lib/tarballs/index.js'));
@@ -130,7 +132,7 @@ for (const target of targets) {
   for (const name of readdirSync(scope))
     if (name.startsWith('keyring-')) rmSync(join(scope, name), { recursive: true });
   unpackFromRegistry(
-    `@napi-rs/keyring-${BINDING[target]}@${keyring.version}`,
+    `@napi-rs/keyring-${BINDING[target]}@${keyring.optionalDependencies[`@napi-rs/keyring-${BINDING[target]}`]}`,
     join(scope, `keyring-${BINDING[target]}`),
   );
   prune(join(dir, 'node_modules'));
