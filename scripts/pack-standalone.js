@@ -10,12 +10,22 @@
 // its Node comes from nodejs.org (here: the registry's node-<platform>-<arch> package, put where
 // oclif looks first), it gives every target the build machine's keychain binding, and its .deb needs
 // sudo and apt-ftparchive.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 
 const require = createRequire(import.meta.url);
 const root = resolve(import.meta.dirname, '..');
@@ -57,6 +67,8 @@ const run = (cmd, args, cwd = root) =>
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 64 << 20,
   });
+/** A command run while others run (the compressions: one core each). */
+const exec = (cmd, args) => promisify(execFile)(cmd, args, { maxBuffer: 64 << 20 });
 const log = (line) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}\n`);
 /** One registry package unpacked into `into` (npm's cache makes a second build offline). */
 function unpackFromRegistry(spec, into) {
@@ -117,6 +129,7 @@ log(`assembling mkt ${pjson.version} with Node ${nodeVersion} (oclif pack tarbal
 await Tarballs.build(config, { pack: false, tarball: join(work, filename), pruneLockfiles: true });
 
 const archives = [];
+const packing = [];
 for (const target of targets) {
   const [platform, arch] = target.split('-');
   const dir = config.workspace({ platform, arch });
@@ -140,10 +153,12 @@ for (const target of targets) {
   if (platform !== 'win32') writeLauncher(join(dir, 'bin', 'mkt'));
   const archive = join(out, `mkt-v${pjson.version}-${target}.tar.gz`);
   log(`packing ${basename(archive)}`);
-  run('tar', ['-czf', archive, '-C', join(dir, '..'), 'mkt']);
-  archives.push(archive);
-  if (target === 'linux-x64') archives.push(deb(dir, 'amd64'));
+  // The .deb's tree (hard links) is made before tar reads the files (a new link changes them).
+  const debFile = target === 'linux-x64' ? deb(dir, 'amd64') : undefined;
+  packing.push(exec('tar', ['-czf', archive, '-C', join(dir, '..'), 'mkt']));
+  archives.push(archive, ...(debFile ? [debFile] : []));
 }
+await Promise.all(packing);
 
 writeFileSync(
   join(out, 'SHA256SUMS'),
@@ -183,7 +198,9 @@ function prune(modules) {
 function setInstall(dir, install) {
   const file = join(dir, 'package.json');
   const p = JSON.parse(readFileSync(file, 'utf8'));
-  writeFileSync(file, `${JSON.stringify({ ...p, mkt: { ...p.mkt, install } }, null, 2)}\n`);
+  // A new file, never the one written in place: the .deb's tree links to the archive's files.
+  writeFileSync(`${file}.new`, `${JSON.stringify({ ...p, mkt: { ...p.mkt, install } }, null, 2)}\n`);
+  renameSync(`${file}.new`, file);
 }
 
 /**
@@ -213,7 +230,9 @@ function deb(dir, debArch) {
   const lib = join(tree, 'usr/lib/mkt');
   mkdirSync(join(tree, 'DEBIAN'), { recursive: true });
   mkdirSync(join(tree, 'usr/bin'), { recursive: true });
-  cpSync(dir, lib, { recursive: true, verbatimSymlinks: true });
+  mkdirSync(join(tree, 'usr/lib'), { recursive: true });
+  // Hard links to the archive's files (its own package.json: setInstall writes a new file).
+  run('cp', ['-al', dir, lib]);
   setInstall(lib, 'deb');
   // /usr/bin/mkt runs /usr/lib/mkt's Node with no other program (not even readlink): found beside
   // itself, so that an install into another root (dpkg --root) runs as well.
@@ -242,6 +261,6 @@ Description: ${pjson.description.replace(/\n/g, ' ')}
   );
   const file = join(out, `mkt_${pjson.version}_${debArch}.deb`);
   log(`packing ${basename(file)}`);
-  run('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z6', '--build', tree, file]);
+  packing.push(exec('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z6', '--build', tree, file]));
   return file;
 }
