@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // Start-up of the standalone install against the npm install of the same build, on this machine,
 // in one interleaved run (target: standalone ≤ 1.05× npm). The npm install is `npm install -g` of
-// `npm pack` into a temporary prefix, run as a user runs it (its `#!/usr/bin/env node` finds the
-// project's Node 22 first on PATH); the standalone one is release/'s linux-x64 archive unpacked,
+// `npm pack` into a temporary prefix, run as a user runs it (its `#!/usr/bin/env node` finds a
+// Node 22.23.3 first on PATH: the archive's own binary); the standalone one is release/'s linux-x64 archive unpacked,
 // run through its bin/mkt (its own Node). Both answer a sandbox started here.
 // Usage: npm run bench:standalone [-- --rounds 20]   (packs first; alone: node bench/standalone.js)
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../dist/sandbox/index.js';
 
@@ -49,9 +49,13 @@ Object.assign(env, {
   MKT_SITE_URL: sandbox.siteUrl,
   MKT_API_KEY: sandbox.seed.test_key,
   MKT_CREDENTIAL_STORE: 'file',
-  // The npm install's `env node` finds the project's Node, as `npm run` puts it first.
-  PATH: `${dirname(process.execPath)}:${env.PATH}`,
+  // The npm install's `env node` finds a Node 22.23.3 first on PATH: the very file the standalone
+  // one carries (a fresh copy of the same binary starts measurably slower than one the machine has
+  // kept hot, which is the machine, not the install).
+  PATH: `${join(work, 'node-bin')}:${env.PATH}`,
 });
+mkdirSync(join(work, 'node-bin'));
+symlinkSync(join(work, 'standalone/mkt/bin/node'), join(work, 'node-bin/node'));
 const installs = {
   npm: join(work, 'npm/bin/mkt'),
   standalone: join(work, 'standalone/mkt/bin/mkt'),
