@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['build/', 'dist/', 'node_modules/', 'coverage/', 'oclif.manifest.json'] },
+  { ignores: ['build/', 'dist/', 'node_modules/', 'coverage/', 'oclif.manifest.json', 'release/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

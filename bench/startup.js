@@ -57,6 +57,7 @@ for (const line of [
   'help apps list',
   'autocomplete bash',
   'whoami --json',
+  'whoami --jq .email', // the one case that loads jq (WebAssembly): its cost, apart
   `entitlements --json --user ${user}`,
   'apps list --json',
   `apps get --app ${app} --json`,

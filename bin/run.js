@@ -33,8 +33,11 @@ function run(args) {
   });
   const argv = args.slice(2);
   if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version')) {
-    const version = require('../package.json').version;
-    process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
+    // How this copy was installed: package.json's mkt.install, set by scripts/pack-standalone.js
+    // ("standalone" for an archive, "deb"); an npm install has none.
+    const { version, mkt } = require('../package.json');
+    const how = mkt && mkt.install ? ` (${mkt.install})` : '';
+    process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}${how}\n`);
     return;
   }
   moveLeadingGlobalFlags(args);

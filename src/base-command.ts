@@ -5,6 +5,7 @@ import type { JqFilter } from './output/jq.js';
 import { jsonText } from './output/output.js';
 import { argumentGivenAsFlag, parseErrorMessage } from './output/parse-error.js';
 import { reportError } from './output/report.js';
+import { updateNotice } from './update/notice.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
@@ -140,6 +141,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       const io = { json: false, stdout: process.stdout, stderr: process.stderr, env: process.env };
       process.exitCode = reportError(error, io).exitCode;
     }
+  }
+
+  /** After every command: word of a newer mkt, when there is one to give (src/update/notice.ts). */
+  protected override async finally(err: Error | undefined): Promise<unknown> {
+    updateNotice({ env: process.env, stderr: process.stderr, json: this.jsonEnabled() });
+    return super.finally(err);
   }
 
   /** The command's flags by name, global ones included (for "Did you mean --feature?"). */

@@ -22,7 +22,9 @@ interface JqHandle {
  * naming the line and column jq gives. `terminal`: stdout is a terminal (indent, escape controls).
  */
 export async function loadJqFilter(expression: string, options: { terminal: boolean }): Promise<JqFilter> {
-  const { loadJq } = (await import('jq-wasm')) as { loadJq(): Promise<JqHandle> };
+  // Its CommonJS build, through require: import() would start Node's ES module loader for it alone.
+  const { createRequire } = process.getBuiltinModule('node:module');
+  const { loadJq } = createRequire(import.meta.url)('jq-wasm') as { loadJq(): Promise<JqHandle> };
   const jq = await loadJq();
   // jq exits 3 on a compile error only (a run on `null` that fails at run time exits 5).
   const check = jq.raw('null', expression, ['-c']);

@@ -20,3 +20,14 @@ export function dataDir(env: Env, platform: NodeJS.Platform = process.platform):
   if (platform === 'darwin') return join(home, 'Library', 'Application Support', 'mkt');
   return join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'mkt');
 }
+
+/** The folder for caches (the code cache, the update check): MKT_CACHE_DIR, else the platform's cache folder. */
+export function cacheDir(env: Env, platform: NodeJS.Platform = process.platform): string {
+  if (env.MKT_CACHE_DIR) return env.MKT_CACHE_DIR;
+  const home = env.HOME || homedir();
+  if (platform === 'darwin') return join(home, 'Library', 'Caches', 'mkt');
+  return join(
+    env.XDG_CACHE_HOME || (platform === 'win32' && env.LOCALAPPDATA) || join(home, '.cache'),
+    'mkt',
+  );
+}

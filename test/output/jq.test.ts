@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { startMkt } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
 import { runMktInTty } from '../support/terminal.js';
 
@@ -71,5 +72,24 @@ describe('--jq', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toContain(`{\r\n  "id": "${ctx.sandbox.seed.developer.id}"\r\n}`);
     expect(res.stdout).toContain('\\u001b[2J');
+  });
+
+  it('filters a JSON-lines stream line by line (webhooks listen)', async () => {
+    const listen = startMkt(
+      ['webhooks', 'listen', '--jq', 'if .type == "ready" then "ready" else "\\(.type) \\(.event)" end'],
+      ctx.dir,
+      { env: ctx.env, timeoutMs: 60_000 },
+    );
+    const said = (text: string) => (lines: Array<Record<string, unknown>>) =>
+      lines.some((l) => l.text === text);
+    try {
+      await listen.waitFor(said('ready'));
+      expect((await ctx.mkt(['trigger', 'subscription.created'])).code).toBe(0);
+      await listen.waitFor(said('verified subscription.created'));
+      expect(listen.stdout()).toBe('ready\nverified subscription.created\n');
+    } finally {
+      listen.child.kill('SIGINT');
+      await listen.exit();
+    }
   });
 });

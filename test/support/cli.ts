@@ -42,6 +42,8 @@ export function baseEnv(configDir: string): Record<string, string> {
     MKT_CONFIG_DIR: configDir,
     MKT_DATA_DIR: join(configDir, 'data'),
     MKT_CREDENTIAL_STORE: 'file',
+    // No background update check against the real registry from a test (test/update/ turns it on).
+    MKT_NO_UPDATE_NOTIFIER: '1',
   };
 }
 
