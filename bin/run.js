@@ -37,7 +37,9 @@ function run(args) {
     // ("standalone" for an archive, "deb"); an npm install has none.
     const { version, mkt } = require('../package.json');
     const how = mkt && mkt.install ? ` (${mkt.install})` : '';
-    process.stdout.write(`mkt/${version} ${process.platform}-${process.arch} node-${process.version}${how}\n`);
+    process.stdout.write(
+      `mkt/${version} ${process.platform}-${process.arch} node-${process.version}${how}\n`,
+    );
     return;
   }
   moveLeadingGlobalFlags(args);
