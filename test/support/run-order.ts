@@ -5,6 +5,7 @@ import { BaseSequencer, DefaultReporter, type TestModule, type TestSpecification
 
 /** The slowest files of a full run, slowest first (the list the run prints; keep it current). */
 export const SLOW_FIRST = [
+  'test/package/standalone.test.ts',
   'test/commands/one-path-usage.test.ts',
   'test/commands/one-path-command-help.test.ts',
   'test/trust/parallel-writers.test.ts',
