@@ -52,14 +52,28 @@ const quantile = (xs, q) => {
 };
 
 /** Readers asking whoami and entitlements in turn until `until()`; answers each read's latency (ms). */
-async function read(port, token, until) {
-  const auth = { authorization: `Bearer ${token}` };
+/**
+ * Bearer headers from as many grants as the requests need: a grant may make 1,000 requests a minute
+ * (docs/PROTOCOL.md, rate limits), so `grant()` is asked for a new one every 900.
+ */
+function tokens(grant) {
+  let current;
+  let used = 0;
+  return async () => {
+    if (current === undefined || used >= 900) [current, used] = [grant(), 0];
+    used++;
+    return { authorization: `Bearer ${await current}` };
+  };
+}
+
+async function read(port, auth, until) {
   const latencies = [];
   await Promise.all(
     Array.from({ length: READERS }, async (_, r) => {
       for (let i = r; !until(); i++) {
+        const headers = await auth();
         const started = performance.now();
-        await must(send(port, 'GET', i % 2 === 0 ? '/api/v1/whoami' : '/api/v1/entitlements', auth), 200);
+        await must(send(port, 'GET', i % 2 === 0 ? '/api/v1/whoami' : '/api/v1/entitlements', headers), 200);
         latencies.push(performance.now() - started);
       }
     }),
@@ -72,7 +86,8 @@ async function round() {
   const sb = await startSandboxProcess(dataDir);
   try {
     const { port, seed } = sb;
-    const auth = { authorization: `Bearer ${await developerToken(port, seed)}` };
+    const developer = tokens(() => developerToken(port, seed));
+    const auth = await developer();
     const app = seed.app.id;
     let next = 0;
     await Promise.all(
@@ -80,27 +95,33 @@ async function round() {
         while (next < USERS) {
           next++;
           await must(
-            send(port, 'POST', '/api/v1/simulator/users', auth, { app_id: app, plan: 'pro-monthly' }),
+            send(port, 'POST', '/api/v1/simulator/users', await developer(), {
+              app_id: app,
+              plan: 'pro-monthly',
+            }),
             201,
           );
         }
       }),
     );
     const user = seed.users.find((u) => u.status === 'active' && u.plan !== 'free').id;
-    const { access_token } = await must(
-      send(port, 'POST', '/api/v1/simulator/authorize', auth, { app_id: app, user_id: user }),
-      201,
-    );
+    const reader = tokens(async () => {
+      const grant = send(port, 'POST', '/api/v1/simulator/authorize', await developer(), {
+        app_id: app,
+        user_id: user,
+      });
+      return (await must(grant, 201)).access_token;
+    });
     // The idle sandbox: the same reads for two seconds.
     const idleUntil = performance.now() + 2_000;
-    const idle = await read(port, access_token, () => performance.now() > idleUntil);
+    const idle = await read(port, reader, () => performance.now() > idleUntil);
     let done = false;
     const started = performance.now();
     const advance = must(
       send(port, 'POST', '/api/v1/simulator/clock', auth, { advance_s: DAYS * 86_400 }),
       200,
     ).then((answer) => ((done = true), answer));
-    const during = await read(port, access_token, () => done);
+    const during = await read(port, reader, () => done);
     const answer = await advance;
     return { idle, during, advanceMs: performance.now() - started, transitions: answer.transitions.length };
   } finally {
