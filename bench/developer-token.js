@@ -1,5 +1,5 @@
 // The developer's token for the benches, as a person gets it: the consent page, Approve as the
-// developer, the token endpoint (a token is not limited per minute as a key is).
+// developer, the token endpoint (a grant may make 1,000 requests a minute: docs/PROTOCOL.md).
 export async function developerToken(port, seed, scope = 'apps:write') {
   const site = `http://127.0.0.1:${port}`;
   const redirectUri = 'http://127.0.0.1:9/callback';

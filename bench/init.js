@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { developerToken } from './developer-token.js';
 
 const bin = fileURLToPath(new URL('../bin/run.js', import.meta.url));
 const rounds = Number(process.env.ROUNDS ?? 3);
@@ -64,7 +65,7 @@ await until(async () => sandbox.output().includes('"site_url"'));
 await new Promise((r) => setTimeout(r, 200));
 const seed = JSON.parse(sandbox.output().slice(sandbox.output().indexOf('{')));
 env.MKT_SITE_URL = seed.site_url;
-env.MKT_ACCESS_TOKEN = await token(seed);
+env.MKT_ACCESS_TOKEN = await developerToken(new URL(seed.site_url).port, seed, 'apps:write identity:read');
 
 /** Follows the app's sign-in as a browser would, keeping cookies; answers the final page. */
 async function signIn(appUrl, userId) {
@@ -149,36 +150,3 @@ for (const [t, rs] of Object.entries(results)) {
 sandbox.child.kill('SIGTERM');
 await sandbox.done;
 rmSync(work, { recursive: true, force: true });
-
-async function token({ site_url, app, developer }) {
-  const redirectUri = 'http://127.0.0.1:9/callback';
-  const q = new URLSearchParams({
-    client_id: app.client_id,
-    redirect_uri: redirectUri,
-    response_type: 'code',
-    scope: 'apps:write identity:read',
-  });
-  const page = await (await fetch(`${site_url}/oauth/authorize?${q}`)).text();
-  const form = new URLSearchParams({ user_id: developer.id, decision: 'approve' });
-  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g))
-    form.set(m[1], m[2]);
-  const consent = await fetch(`${site_url}/oauth/authorize`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: site_url },
-    body: form,
-    redirect: 'manual',
-  });
-  const code = new URL(consent.headers.get('location')).searchParams.get('code');
-  const res = await fetch(`${site_url}/api/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: redirectUri,
-      client_id: app.client_id,
-      client_secret: app.client_secret,
-    }),
-  });
-  return (await res.json()).access_token;
-}
