@@ -10,6 +10,9 @@ export const flags = {
     }),
   /** The simulator's test user a command acts on. */
   testUser: () => Flags.string({ description: 'test user id (usr_…)', required: true }),
+  /** A sandbox's data folder (`sandbox start`, `env`, `status`, `stop`, `export`); see sandboxFolder. */
+  sandboxDataDir: (description = "the sandbox's data folder (default: the platform data folder)/sandbox") =>
+    Flags.string({ description }),
   /** Skip the confirmation of a destructive action; required when there is no terminal. */
   yes: () =>
     Flags.boolean({ char: 'y', description: 'do not ask for confirmation (required without a terminal)' }),

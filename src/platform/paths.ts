@@ -31,3 +31,8 @@ export function cacheDir(env: Env, platform: NodeJS.Platform = process.platform)
     'mkt',
   );
 }
+
+/** The sandbox's data folder: `--data-dir`, else the platform data folder's `sandbox`. */
+export function sandboxFolder(env: Env, flag: string | undefined): string {
+  return flag ?? join(dataDir(env), 'sandbox');
+}

@@ -1,8 +1,7 @@
-import { Flags } from '@oclif/core';
-import { join } from 'node:path';
 import { BaseCommand } from '../../base-command.js';
+import { flags } from '../../flags.js';
 import { MktError } from '../../errors.js';
-import { dataDir } from '../../platform/paths.js';
+import { sandboxFolder } from '../../platform/paths.js';
 import { envHelp } from '../../sandbox-run/env.js';
 
 export default class SandboxEnv extends BaseCommand<typeof SandboxEnv> {
@@ -17,14 +16,12 @@ ${envHelp()}`;
   ];
   static enableJsonFlag = true;
   static flags = {
-    'data-dir': Flags.string({
-      description: "the sandbox's data folder (default: the platform data folder)/sandbox",
-    }),
+    'data-dir': flags.sandboxDataDir(),
   };
 
   async run() {
     const deps = await this.deps();
-    const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
+    const folder = sandboxFolder(deps.env, this.flags['data-dir']);
     const { findRunning } = await import('../../sandbox-run/running.js');
     const { exportLines, sandboxEnv } = await import('../../sandbox-run/env.js');
     const info = await findRunning(folder);

@@ -1,8 +1,8 @@
 import { Flags } from '@oclif/core';
-import { join } from 'node:path';
 import { BaseCommand } from '../../base-command.js';
+import { flags } from '../../flags.js';
 import { MktError } from '../../errors.js';
-import { dataDir } from '../../platform/paths.js';
+import { sandboxFolder } from '../../platform/paths.js';
 
 export default class SandboxExport extends BaseCommand<typeof SandboxExport> {
   static summary = "Write a sandbox's state as a fixtures file, to replay with --seed.";
@@ -13,15 +13,13 @@ export default class SandboxExport extends BaseCommand<typeof SandboxExport> {
     '<%= config.bin %> sandbox exec --seed fixtures.json -- npm test',
   ];
   static flags = {
-    'data-dir': Flags.string({
-      description: "the sandbox's data folder (default: the platform data folder)/sandbox",
-    }),
+    'data-dir': flags.sandboxDataDir(),
     output: Flags.string({ char: 'o', description: 'write here instead of stdout' }),
   };
 
   async run() {
     const deps = await this.deps();
-    const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
+    const folder = sandboxFolder(deps.env, this.flags['data-dir']);
     const { findRunning } = await import('../../sandbox-run/running.js');
     if (await findRunning(folder)) {
       throw new MktError(

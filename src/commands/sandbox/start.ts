@@ -1,8 +1,9 @@
 import { Flags } from '@oclif/core';
 import { join } from 'node:path';
 import { BaseCommand } from '../../base-command.js';
+import { flags } from '../../flags.js';
 import { MktError } from '../../errors.js';
-import { dataDir } from '../../platform/paths.js';
+import { sandboxFolder } from '../../platform/paths.js';
 import { DEFAULT_SANDBOX_PORT, DEFAULT_SITE_URL } from '../../wire.js';
 
 export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
@@ -23,9 +24,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       min: 0,
       max: 65535,
     }),
-    'data-dir': Flags.string({
-      description: 'where state persists (default: the platform data folder)/sandbox',
-    }),
+    'data-dir': flags.sandboxDataDir('where state persists (default: the platform data folder)/sandbox'),
     reset: Flags.boolean({
       description: 'seed afresh (the earlier files are first moved into before-reset-<time>/ in the folder)',
     }),
@@ -46,7 +45,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
     const deps = await this.deps();
     const { DamagedDataError, FolderInUseError, startSandbox } =
       await import('../../sandbox/start-sandbox.js');
-    const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
+    const folder = sandboxFolder(deps.env, this.flags['data-dir']);
     const fixtures =
       this.flags.seed === undefined
         ? undefined

@@ -1,8 +1,7 @@
-import { Flags } from '@oclif/core';
-import { join } from 'node:path';
 import { BaseCommand } from '../../base-command.js';
+import { flags } from '../../flags.js';
 import { CheckFailedError } from '../../errors.js';
-import { dataDir } from '../../platform/paths.js';
+import { sandboxFolder } from '../../platform/paths.js';
 
 export default class SandboxStatus extends BaseCommand<typeof SandboxStatus> {
   static summary = 'Say whether a sandbox is running on a data folder (exit 0) or not (exit 3).';
@@ -14,14 +13,12 @@ export default class SandboxStatus extends BaseCommand<typeof SandboxStatus> {
   ];
   static enableJsonFlag = true;
   static flags = {
-    'data-dir': Flags.string({
-      description: "the sandbox's data folder (default: the platform data folder)/sandbox",
-    }),
+    'data-dir': flags.sandboxDataDir(),
   };
 
   async run() {
     const deps = await this.deps();
-    const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
+    const folder = sandboxFolder(deps.env, this.flags['data-dir']);
     const { findRunning } = await import('../../sandbox-run/running.js');
     const info = await findRunning(folder);
     if (!info) {

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
-import { join } from 'node:path';
 import { BaseCommand } from '../../base-command.js';
-import { dataDir } from '../../platform/paths.js';
+import { flags } from '../../flags.js';
+import { sandboxFolder } from '../../platform/paths.js';
 
 export default class SandboxStop extends BaseCommand<typeof SandboxStop> {
   static summary =
@@ -11,15 +11,13 @@ export default class SandboxStop extends BaseCommand<typeof SandboxStop> {
   static examples = ['<%= config.bin %> sandbox stop --data-dir .sandbox'];
   static enableJsonFlag = true;
   static flags = {
-    'data-dir': Flags.string({
-      description: "the sandbox's data folder (default: the platform data folder)/sandbox",
-    }),
+    'data-dir': flags.sandboxDataDir(),
     timeout: Flags.integer({ description: 'seconds to wait before giving up', default: 30, min: 1 }),
   };
 
   async run() {
     const deps = await this.deps();
-    const folder = this.flags['data-dir'] ?? join(dataDir(deps.env), 'sandbox');
+    const folder = sandboxFolder(deps.env, this.flags['data-dir']);
     const { stopRunning } = await import('../../sandbox-run/stop.js');
     const result = await stopRunning(folder, this.flags.timeout * 1000);
     if (!deps.json) {
