@@ -72,7 +72,7 @@ describe('mkt dev', () => {
       env: ctx.env,
       cwd: folder.path,
     });
-    await dev.waitFor(() => (dev.stdout().match(/^app +\| up \d+$/gm) ?? []).length >= 2, 15_000);
+    await dev.waitFor(() => dev.stdout().includes('starting it again in 2 s.'), 15_000);
     expect(dev.stdout()).toContain(`app      | up ${port}`);
     expect(dev.stdout()).toContain('app      | exited with code 3; starting it again in 1 s.');
     expect(dev.stdout()).toContain('app      | exited with code 3; starting it again in 2 s.');

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 
 /** A response read in full: status, headers and the body parsed as JSON when it is JSON. */
@@ -154,4 +155,12 @@ export async function submitConsent(
 export function fakeClock(start = Date.now()): { now: () => number; advance(ms: number): void } {
   let t = start;
   return { now: () => t, advance: (ms) => void (t += ms) };
+}
+
+/** Expects `answer` to be the API's error shape with this status and code. */
+export function expectError(answer: Answer, status: number, code: string): void {
+  expect({ status: answer.status, body: answer.json }).toEqual({
+    status,
+    body: { error: { code, message: expect.any(String) } },
+  });
 }
