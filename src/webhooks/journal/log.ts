@@ -17,13 +17,7 @@ import {
   parsesAsRecord,
   writeAll,
 } from './files.js';
-import type {
-  DeliveryStatus,
-  JournalRecord,
-  PositionRecord,
-  ReceivedRecord,
-  StatusRecord,
-} from './records.js';
+import type { DeliveryStatus, JournalRecord, PositionRecord, ReceivedRecord } from './records.js';
 
 /** Settings of a journal: rotation size and how many files are kept. */
 export interface JournalOptions {
@@ -44,8 +38,6 @@ const INDEX_CAP = 20_000;
  */
 const WRITE_FLAGS =
   fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | (DSYNC ?? 0) | NOFOLLOW;
-/** The same file for outcomes (`note`): appended at once, synced with the next group commit. */
-const NOTE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | NOFOLLOW;
 /** The most bytes of refused deliveries (bad signature, cross-site) one journal file keeps. */
 const REFUSED_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;
@@ -88,12 +80,6 @@ export class DeliveryLog {
   /** Verified deliveries by the signature of their body (`signatureKey`), and when they arrived. */
   private readonly signed = new BoundedMap<string, { id: string; at: string }>(INDEX_CAP);
   private handle: FileHandle | undefined;
-  private plain: FileHandle | undefined;
-  /** Outcome writes in progress (`note`), and whether a rotation waits for them to end. */
-  private readonly notes = new Set<Promise<unknown>>();
-  private rotating = false;
-  /** How many writes were cut short beside a group commit: that commit is then not counted on. */
-  private tears = 0;
   private fileNo = 1;
   /** Bytes of refused deliveries in the current file, and how many were refused and not journaled. */
   private refusedBytes = 0;
@@ -151,7 +137,6 @@ export class DeliveryLog {
   private async openFile(): Promise<void> {
     const path = fileName(this.dir, this.fileNo);
     this.handle = await open(path, WRITE_FLAGS, 0o600).catch(journalOpenError(path));
-    this.plain = await open(path, NOTE_FLAGS).catch(journalOpenError(path));
   }
 
   private apply(r: JournalRecord): void {
@@ -209,36 +194,6 @@ export class DeliveryLog {
     return batch.written;
   }
 
-  /**
-   * Appends the outcome of a forward (what the handler answered) at once, beside a group commit in
-   * progress instead of after it; resolves when the line is in the file (a killed listener keeps it).
-   * It reaches the disk with the next group commit, at close, or with the system's writeback: only a
-   * delivery's receipt is promised on disk before its answer, and an outcome lost in a power cut makes
-   * its delivery forwarded once more (at least once, never lost). Why: BENCHMARKS.md, listen.
-   */
-  note(record: StatusRecord): Promise<void> {
-    const handle = this.plain;
-    if (!handle || this.rotating || this.torn) return this.append(record);
-    const line = Buffer.from(`${JSON.stringify(record)}\n`);
-    const done = writeAll(handle, line).then((written) => {
-      this.notes.delete(done);
-      if (written.error === undefined) return this.apply(record);
-      if (written.bytes > 0) {
-        // Part of a line: whatever is written next starts on a line of its own.
-        this.torn = true;
-        this.tears += 1;
-      }
-      throw written.error;
-    });
-    this.notes.add(done);
-    return done;
-  }
-
-  /** Waits until no outcome is being written (before the file is closed). */
-  private async settleNotes(): Promise<void> {
-    while (this.notes.size > 0) await Promise.allSettled([...this.notes]);
-  }
-
   private async drain(): Promise<void> {
     await Promise.resolve(); // let `append` store this promise before the loop can finish
     while (this.next) {
@@ -285,13 +240,7 @@ export class DeliveryLog {
     if (!this.handle) throw new Error('The journal is closed.');
     const bytes = this.torn ? Buffer.concat([Buffer.from('\n'), data]) : data;
     const length = fstatSync(this.handle.fd).size;
-    const tears = this.tears;
     const written = await writeAll(this.handle, bytes);
-    if (written.error === undefined && tears !== this.tears) {
-      // An outcome was cut short meanwhile, perhaps before these records: none of them is counted on.
-      this.torn = true;
-      throw new Error('The journal could not be written (is the disk full?).');
-    }
     if (written.error === undefined) {
       this.torn = false;
       return;
@@ -315,17 +264,6 @@ export class DeliveryLog {
   }
 
   private async rotate(): Promise<void> {
-    // Outcomes wait for the group commit meanwhile: the file they would go to is being replaced.
-    this.rotating = true;
-    try {
-      await this.settleNotes();
-      await this.rotateFile();
-    } finally {
-      this.rotating = false;
-    }
-  }
-
-  private async rotateFile(): Promise<void> {
     await this.closeFile();
     this.fileNo += 1;
     await this.openFile();
@@ -356,16 +294,12 @@ export class DeliveryLog {
   /** Waits for pending writes and closes the file. */
   async close(): Promise<void> {
     while (this.writing) await this.writing;
-    await this.settleNotes();
-    // The outcomes noted since the last group commit.
-    await this.handle?.datasync().catch(() => undefined);
     await this.closeFile();
   }
 
   private async closeFile(): Promise<void> {
-    const { handle, plain } = this;
-    this.handle = this.plain = undefined;
+    const handle = this.handle;
+    this.handle = undefined;
     await handle?.close();
-    await plain?.close();
   }
 }

@@ -29,7 +29,7 @@ export interface Job {
 
 /**
  * Forwards journaled deliveries, `concurrency` at a time, in arrival order. A slot is held until the
- * outcome is in the journal (DeliveryLog.note), so a killed listener repeats at most `concurrency` forwards. While the target is down only
+ * outcome is on disk (the group commit that follows), so a crash repeats at most `concurrency` forwards. While the target is down only
  * one delivery (the probe) retries, with capped backoff; the others wait for it and go once it answers.
  */
 export class Forwarder {
@@ -178,7 +178,9 @@ export class Forwarder {
       }
       this.release();
     };
-    void this.o.journal.note(status).then(report, (err: Error) => this.keepWriting(status, err).then(report));
+    void this.o.journal
+      .append(status)
+      .then(report, (err: Error) => this.keepWriting(status, err).then(report));
   }
 
   /** An outcome not on disk would make the next start forward the delivery again: keeps trying. */
