@@ -78,7 +78,7 @@ describe('mkt dev', () => {
     expect(dev.stdout()).toContain('app      | exited with code 3; starting it again in 2 s.');
     // mkt's own credential never reaches the app's environment.
     const env = startMkt(
-      ['dev', '--command', 'echo "key=${MKT_API_KEY:-none}"; sleep 30', '--port', String(port)],
+      ['dev', '--command', `echo "key=\${MKT_API_KEY:-none}"; sleep 30.${port}`, '--port', String(port)],
       ctx.dir,
       {
         env: ctx.env,
@@ -90,8 +90,11 @@ describe('mkt dev', () => {
     for (const d of [dev, env]) d.child.kill('SIGINT');
     expect((await dev.exit()).code).toBe(130);
     expect((await env.exit()).code).toBe(130);
-    // The app's `sleep 30` was stopped with mkt dev (its process group is gone).
-    expect(spawnSync('pgrep', ['-f', 'sleep 30']).stdout.toString()).toBe('');
+    // The app's `sleep` (this run's own, by its port) was stopped with mkt dev: its process group is
+    // gone once the reaping of what was killed settles (well within the sleep's 30 s).
+    await expect
+      .poll(() => spawnSync('pgrep', ['-f', `sleep 30.${port}`]).stdout.toString(), { timeout: 5_000 })
+      .toBe('');
     await folder.remove();
   });
 
