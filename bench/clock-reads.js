@@ -9,12 +9,12 @@
 // on a new sandbox, and their medians.
 //
 // Run alone (the machine otherwise idle): npm run build && node bench/clock-reads.js
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { developerToken } from './developer-token.js';
 import { httpClient } from './http.js';
+import { startSandboxProcess } from './sandbox-process.js';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const DAYS = 365;
@@ -22,36 +22,11 @@ const READERS = Number(process.env.READERS ?? 4);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const { send, must, close } = httpClient();
 
-/** `mkt sandbox start` in its own process; answers its port and seed. */
-async function startSandboxProcess(dataDir) {
-  const bin = new URL('../bin/run.js', import.meta.url).pathname;
-  const child = spawn(
-    process.execPath,
-    [bin, 'sandbox', 'start', '--json', '--quiet', '--port', '0', '--data-dir', dataDir],
-    { env: { ...process.env, MKT_CONFIG_DIR: dataDir }, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  const info = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      try {
-        resolve(JSON.parse(out));
-      } catch {
-        // not complete yet
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
-  });
-  const stop = () => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')));
-  return { port: Number(new URL(info.site_url).port), seed: info, stop };
-}
-
 const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
 
-/** Readers asking whoami and entitlements in turn until `until()`; answers each read's latency (ms). */
 /**
  * Bearer headers from as many grants as the requests need: a grant may make 1,000 requests a minute
  * (docs/PROTOCOL.md, rate limits), so `grant()` is asked for a new one every 900.
@@ -66,6 +41,7 @@ function tokens(grant) {
   };
 }
 
+/** Readers asking whoami and entitlements in turn until `until()`; answers each read's latency (ms). */
 async function read(port, auth, until) {
   const latencies = [];
   await Promise.all(

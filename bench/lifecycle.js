@@ -9,10 +9,9 @@
 // each on a new sandbox, and their median.
 //
 // Run: npm run build && node bench/lifecycle.js
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, fdatasyncSync, openSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,41 +19,13 @@ import { CACHE_KIB } from '../build/sandbox/storage/database.js';
 import { DATABASE_FILE, openDatabase } from '../build/sandbox/storage/database.js';
 import { developerToken } from './developer-token.js';
 import { httpClient } from './http.js';
+import { startSandboxProcess } from './sandbox-process.js';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const DAYS = 365;
 /** Rounds, each on a new sandbox: the advance's time moves with the machine's load far more than the floor's. */
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const { send, must, close } = httpClient();
-
-/** `mkt sandbox start` in its own process; answers its port, seed and a way to read its peak memory. */
-async function startSandboxProcess(dataDir) {
-  const bin = new URL('../bin/run.js', import.meta.url).pathname;
-  const child = spawn(
-    process.execPath,
-    [bin, 'sandbox', 'start', '--json', '--quiet', '--port', '0', '--data-dir', dataDir],
-    {
-      env: { ...process.env, MKT_CONFIG_DIR: dataDir },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let out = '';
-  const info = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      try {
-        resolve(JSON.parse(out));
-      } catch {
-        // not complete yet
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
-  });
-  const peakMiB = async () =>
-    Number(/VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024;
-  const stop = () => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')));
-  return { port: Number(new URL(info.site_url).port), seed: info, peakMiB, stop };
-}
 
 /** The mix: mostly monthly plans that pay, some that decline renewals, trials, annual, one-time, free. */
 function profile(i) {
