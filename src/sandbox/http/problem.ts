@@ -29,6 +29,21 @@ export function invalidRequest(message: string): SandboxApiError {
   return new SandboxApiError(400, 'invalid_request', message);
 }
 
+/** What must not be cached: tokens (RFC 6749 §5.1) and every error answer. */
+export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+/** An OAuth endpoint's error as it leaves the endpoint: with NO_STORE; any other error unchanged. */
+export function noStoreError(error: unknown): unknown {
+  if (!(error instanceof SandboxApiError && error.form === 'oauth')) return error;
+  return new SandboxApiError(
+    error.status,
+    error.code,
+    error.message,
+    { ...NO_STORE, ...error.headers },
+    'oauth',
+  );
+}
+
 /** A token-endpoint failure, answered in RFC 6749 section 5.2 form. */
 export function oauthError(
   status: number,
@@ -52,8 +67,6 @@ export function diskFull(): SandboxApiError {
     'The sandbox could not store this change: its disk is full. Nothing was changed; free some space and retry.',
   );
 }
-
-const NO_STORE = { 'cache-control': 'no-store' };
 
 /** What a failure is answered as: itself, 507 for a full disk, else 500. */
 export function problemOf(error: unknown): SandboxApiError {

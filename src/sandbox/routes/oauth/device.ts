@@ -4,7 +4,7 @@ import type { SandboxCore } from '../../core.js';
 import type { SandboxEnv } from '../../http/env.js';
 import { sameOriginForm } from '../../http/guards.js';
 import { page } from '../../http/layout.js';
-import { oauthError, pageError, SandboxApiError } from '../../http/problem.js';
+import { NO_STORE, noStoreError, oauthError, pageError, SandboxApiError } from '../../http/problem.js';
 import { randomId, secretsEqual } from '../../ids.js';
 import { issueTokens, type TokenResponse } from '../../model.js';
 import { SCOPES, type AppRecord, type Scope } from '../../storage/records.js';
@@ -204,23 +204,13 @@ async function submitDevice(core: SandboxCore, form: URLSearchParams): Promise<'
   return 'approved';
 }
 
-const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
-
 /** The device authorization endpoint and its verification page (`/oauth/device`). */
 export const deviceRoutes = new Hono<SandboxEnv>()
   .post('/api/oauth/device_authorization', async (c) => {
     try {
-      return c.json(await authorizeDevice(c.get('core'), c.env.incoming), 200, noStore);
+      return c.json(await authorizeDevice(c.get('core'), c.env.incoming), 200, NO_STORE);
     } catch (error) {
-      if (error instanceof SandboxApiError && error.form === 'oauth')
-        throw new SandboxApiError(
-          error.status,
-          error.code,
-          error.message,
-          { ...noStore, ...error.headers },
-          'oauth',
-        );
-      throw error;
+      throw noStoreError(error);
     }
   })
   .get('/oauth/device', (c) => {

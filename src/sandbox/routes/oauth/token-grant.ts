@@ -1,13 +1,11 @@
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { SandboxEnv } from '../../http/env.js';
-import { oauthError, SandboxApiError } from '../../http/problem.js';
+import { NO_STORE, noStoreError, oauthError, SandboxApiError } from '../../http/problem.js';
 import { authenticateClient } from './client-auth.js';
 import { DEVICE_GRANT_TYPE, exchangeDeviceCode } from './device.js';
 import { exchangeCode, refresh } from './grants.js';
 import { need, readTokenRequest } from './token-request.js';
-
-const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 /** The grant types the token endpoint answers. */
 const GRANTS: Record<string, typeof exchangeCode | undefined> = {
@@ -29,20 +27,11 @@ async function tokenEndpoint(c: Context<SandboxEnv>): Promise<Response> {
     const app = authenticateClient(core, c.env.incoming, fields);
     const body = grant(core, app, fields);
     await core.ledger.sync();
-    return c.json(body, 200, noStore);
+    return c.json(body, 200, NO_STORE);
   } catch (error) {
-    if (error instanceof SandboxApiError && error.form === 'oauth') {
-      // A revoked family is revoked on disk too before the client hears about it.
-      await core.ledger.sync();
-      throw new SandboxApiError(
-        error.status,
-        error.code,
-        error.message,
-        { ...noStore, ...error.headers },
-        'oauth',
-      );
-    }
-    throw error;
+    // A revoked family is revoked on disk too before the client hears about it.
+    if (error instanceof SandboxApiError && error.form === 'oauth') await core.ledger.sync();
+    throw noStoreError(error);
   }
 }
 
