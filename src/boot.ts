@@ -3,13 +3,16 @@
 // our code compiled instead of parsing and compiling it again (why not Node's own compile cache:
 // docs/DECISIONS.md, compiled-code cache). V8 trusts a code cache as code, and checks only the length
 // of the source it was made from, so mkt runs one only when it is its own: in a folder that only this
-// user (and root) can change, opened without following links, and carrying a keyed hash (a secret key
-// kept beside it) of this bundle's hash and the cache's bytes. Anything else, or a cache missing,
-// rejected by V8, unreadable or unwritable: the run compiles from source as without it (`--verbose`
-// says why once).
+// user (and root) can change, opened without following links, a file of this user's alone whose first
+// line names this very bundle. Anything else, or a cache missing, rejected by V8, unreadable or
+// unwritable: the run compiles from source as without it (`--verbose` says why once). No keyed hash:
+// its key would sit in the folder it guards, which whoever can plant a cache can also write
+// (docs/DECISIONS.md, compiled-code cache).
 import {
   constants,
   closeSync,
+  existsSync,
+  fsyncSync,
   fstatSync,
   lstatSync,
   mkdirSync,
@@ -22,7 +25,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRequire, enableCompileCache } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -32,7 +34,8 @@ import { Script } from 'node:vm';
 declare const MKT_BUNDLE_HASHES: Record<BundleName, string>;
 type BundleName = 'mkt' | 'sandbox';
 const WEEK = 7 * 24 * 3600 * 1000;
-const MAC_HEX = 64;
+/** The first word of a cache file of this layout (the one before began with a keyed hash). */
+const FORMAT = 'mkt-code-cache/2';
 
 interface Loaded {
   script: Script;
@@ -79,8 +82,10 @@ function bundle(which: BundleName): Loaded {
     });
   }
   const file = join(__dirname, `${which}.cjs`);
-  // One cache per bundle, Node and architecture (V8 also rejects a cache from other V8 flags).
-  const name = `${MKT_BUNDLE_HASHES[which]}-node${process.version}-${process.arch}`;
+  // One cache per bundle, part of the CLI, Node and architecture (V8 also rejects a cache from other
+  // V8 flags).
+  const part = which === 'mkt' ? `-${commandPart()}` : '';
+  const name = `${MKT_BUNDLE_HASHES[which]}${part}-node${process.version}-${process.arch}`;
   const cached = unsafe ? undefined : readCache(name);
   const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData: cached?.data });
   const module = { exports: {} as Record<string, unknown> };
@@ -110,6 +115,36 @@ function bundle(which: BundleName): Loaded {
   );
   loaded.exports = module.exports;
   return loaded;
+}
+
+/**
+ * The part of the CLI this run is, which has a code cache of its own: the command's words as
+ * dist/commands has them (`config.get`), `command-help` for any command's help screen, or `help` for
+ * the others (and a word that is no command). V8 deserialises a whole cache at each start: one that
+ * held every part run so far took 2–6 ms longer than a part's own (BENCHMARKS.md, start-up). The
+ * parts share oclif's code, so each holds its own copy of it: about 0.5 MB a part used.
+ */
+function commandPart(): string {
+  const args = process.argv.slice(2);
+  const end = args.indexOf('--');
+  const help = (end < 0 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+  const id = commandId(args);
+  return id && id !== 'help' ? (help ? 'command-help' : id) : 'help';
+}
+
+/** The command the leading words name, as dist/commands has it (`config.get`), if they name one. */
+function commandId(args: string[]): string | undefined {
+  const commands = join(__dirname, 'commands');
+  const words: string[] = [];
+  for (const word of args) {
+    if (!/^[a-z][a-z0-9-]*$/.test(word)) break;
+    const path = join(commands, ...words, word);
+    if (existsSync(`${path}.js`)) return [...words, word].join('.');
+    if (!existsSync(path)) break;
+    words.push(word);
+  }
+  // A topic: its own command (`autocomplete`), else none (its help).
+  return words.length && existsSync(join(commands, ...words, 'index.js')) ? words.join('.') : undefined;
 }
 
 /** mkt's cache folder, where oclif puts it (Config.cacheDir: MKT_CACHE_DIR, XDG, per platform). */
@@ -165,41 +200,21 @@ function readOwn(path: string): Buffer | undefined {
   }
 }
 
-/** The keyed hash binding a cache to this bundle, Node and architecture. */
-function mac(name: string, key: Buffer, keys: string, data: Buffer): Buffer {
-  return createHmac('sha256', key).update(`${name}\n${keys}\n`).update(data).digest();
-}
-
-/** The cache as written: its keyed hash and the module keys it has seen on one line, then V8's data. */
+/**
+ * The cache as written: one line naming it (its bundle's hash, part, Node and architecture) with the
+ * module keys it has seen, then V8's data. A file renamed from another bundle's cache is not this one.
+ */
 function readCache(name: string): { keys: string[]; data: Buffer } | undefined {
   const bytes = readOwn(join(folder, `${name}.v8`));
-  const key = readOwn(join(folder, 'key'));
-  if (!bytes || key?.length !== 32) return undefined;
-  const eol = bytes.indexOf(10);
-  if (eol <= MAC_HEX) return undefined;
-  const line = bytes.subarray(MAC_HEX + 1, eol).toString();
-  const data = bytes.subarray(eol + 1);
-  const expected = Buffer.from(bytes.subarray(0, MAC_HEX).toString(), 'hex');
-  if (expected.length !== 32 || !timingSafeEqual(expected, mac(name, key, line, data))) return undefined;
+  const head = `${FORMAT} ${name} `;
+  const eol = bytes?.indexOf(10) ?? -1;
+  if (!bytes || eol < 0 || bytes.subarray(0, head.length).toString('latin1') !== head) return undefined;
   try {
-    const keys: unknown = JSON.parse(line);
-    return Array.isArray(keys) ? { keys, data } : undefined;
+    const keys: unknown = JSON.parse(bytes.subarray(head.length, eol).toString());
+    return Array.isArray(keys) ? { keys, data: bytes.subarray(eol + 1) } : undefined;
   } catch {
     return undefined;
   }
-}
-
-/** The secret key of the cache folder, made on first use (32 random bytes, this user's only). */
-function ownKey(): Buffer {
-  const path = join(folder, 'key');
-  try {
-    writeFileSync(path, randomBytes(32), { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  const key = readOwn(path);
-  if (key?.length !== 32) throw new Error(`${path} is not a key of this user's`);
-  return key;
 }
 
 /** Replaces the cache in one rename (concurrent runs each write whole files) and drops stale ones. */
@@ -209,10 +224,16 @@ function writeCache({ script, name, keys: used }: Loaded): void {
   try {
     // The user's own, like the code it holds: runs load it as they load mkt itself.
     if (unsafe) return;
-    const keys = JSON.stringify([...used]);
-    const data = script.createCachedData();
-    const header = `${mac(name, ownKey(), keys, data).toString('hex')} ${keys}\n`;
-    writeFileSync(temp, Buffer.concat([Buffer.from(header), data]), { mode: 0o600, flag: 'wx' });
+    const header = `${FORMAT} ${name} ${JSON.stringify([...used])}\n`;
+    const fd = openSync(temp, 'wx', 0o600);
+    try {
+      writeFileSync(fd, Buffer.concat([Buffer.from(header), script.createCachedData()]));
+      // On disk before it takes the name: after a crash the cache is the old one or the new one whole,
+      // never a torn one (V8 checks its header, not its data).
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temp, cacheFile);
     // Another build's cache unwritten for a week: most likely an older mkt's (one in use is rewritten).
     for (const entry of readdirSync(folder))

@@ -71,8 +71,9 @@ export function textWidth(width: (text: unknown) => number, text: unknown): numb
 /**
  * The bundle's text patches of oclif's files (esbuild.config.js): for each file under node_modules,
  * the texts replaced and what replaces them. Sorting the command ids with localeCompare builds ICU's
- * collator (≈ 7 ms), ejs compiles each help text into a function and string-width runs an emoji pattern
- * over plain ASCII: the same results without them. Each is kept while bench/oclif-patches.js shows
+ * collator (≈ 7 ms), ejs compiles each help text into a function, string-width runs an emoji pattern
+ * over plain ASCII, and the platform check loads wsl-utils, which loads Node's child_process at once
+ * (≈ 2.5 ms) for its PowerShell helpers, to re-export is-wsl: the same results without them. Each is kept while bench/oclif-patches.js shows
  * it pays (BENCHMARKS.md); a fourth (ansis's strip) no longer did and went.
  */
 export function oclifPatches(): Record<string, Array<[string, string]>> {
@@ -88,6 +89,9 @@ export function oclifPatches(): Record<string, Array<[string, string]>> {
         'return ejs_1.default.render(t, context);',
         `return (${renderTemplate})(t, context, () => ejs_1.default.render(t, context));`,
       ],
+    ],
+    '@oclif/core/lib/util/os.js': [
+      ["(await import('wsl-utils')).isWsl ? 'wsl'", "(await import('is-wsl')).default ? 'wsl'"],
     ],
     'string-width/index.js': [
       ['module.exports = stringWidth;', `module.exports = (s) => (${textWidth})(stringWidth, s);`],

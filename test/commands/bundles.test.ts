@@ -28,17 +28,25 @@ fs.readFileSync = function (path, ...rest) {
   if (typeof path === 'string') files.push(path);
   return read.call(this, path, ...rest);
 };
-process.on('exit', () => fs.writeFileSync(process.env.NOTE_FILE, JSON.stringify({ files, builtins: process.moduleLoadList })));`,
+process.on('exit', () => fs.writeFileSync(process.env.NOTE_FILE, JSON.stringify({ files, builtins: process.moduleLoadList, modules: Object.keys(require.cache) })));`,
   );
 });
 afterAll(() => work.remove());
 
+interface Note {
+  files: string[];
+  builtins: string[];
+  modules: string[];
+}
+
 /** Runs node with the note-taker preloaded; what the process read and loaded. */
-async function noted(name: string, args: string[]): Promise<{ files: string[]; builtins: string[] }> {
+async function noted(name: string, args: string[], extra: Record<string, string> = {}): Promise<Note> {
   const note = join(work.path, `${name}.json`);
+  // Without NODE_EXTRA_CA_CERTS, with which Node itself loads node:crypto before any script.
+  const { NODE_EXTRA_CA_CERTS: _, ...env } = baseEnv(join(work.path, name));
   await run(process.execPath, ['--require', join(work.path, 'note-reads.cjs'), ...args], {
     cwd: root,
-    env: { ...baseEnv(join(work.path, name)), NOTE_FILE: note },
+    env: { ...env, ...extra, NOTE_FILE: note },
   });
   return JSON.parse(readFileSync(note, 'utf8'));
 }
@@ -58,7 +66,7 @@ describe('the bundle every command loads', () => {
       ).toBe(true);
   });
 
-  it('is all that a real `mkt whoami --help` reads: no sandbox code, no node:sqlite', async () => {
+  it('is all that a real `mkt whoami --help` reads: no sandbox code, no node:sqlite, child_process or crypto', async () => {
     const { files, builtins } = await noted('whoami', [MKT_BIN, 'whoami', '--help']);
     const bundles = files.filter((f) => f.endsWith('.cjs'));
     expect(bundles.map((f) => f.slice(root.length))).toEqual(['dist/mkt.cjs']);
@@ -66,6 +74,27 @@ describe('the bundle every command loads', () => {
     for (const re of SANDBOX) expect(text, re.source).not.toMatch(re);
     expect(text).not.toContain('node:sqlite');
     expect(builtins.filter((b) => /sqlite/.test(b))).toEqual([]);
+    // oclif's platform check asks is-wsl alone, not wsl-utils with its PowerShell helpers, and the
+    // code cache is checked without a keyed hash (≈ 3 ms each: BENCHMARKS.md, start-up).
+    expect(builtins.filter((b) => /child_process|crypto/.test(b))).toEqual([]);
+    // All ASCII: a one-byte string to V8, where one other character makes all of it two-byte.
+    expect([...text].every((c) => c.charCodeAt(0) < 128)).toBe(true);
+  });
+
+  it('is all it loads under NODE_ENV=development or test too: not TypeScript', async () => {
+    for (const mode of ['development', 'test']) {
+      const { modules, builtins } = await noted(`whoami-${mode}`, [MKT_BIN, 'whoami', '--help'], {
+        NODE_ENV: mode,
+      });
+      expect(
+        modules.filter((m) => /node_modules[\\/]typescript[\\/]/.test(m)),
+        mode,
+      ).toEqual([]);
+      expect(
+        builtins.filter((b) => /crypto/.test(b)),
+        mode,
+      ).toEqual([]);
+    }
   });
 
   it('leaves the sandbox to its own bundle, compiled once into its own code cache', async () => {

@@ -121,6 +121,16 @@ function attempt(f: () => string): { value?: string; error?: string } {
   }
 }
 
+describe("oclif's platform check", () => {
+  it('takes from is-wsl what wsl-utils re-exports (the patched import)', async () => {
+    const wslUtils = (await import(require.resolve('wsl-utils'))) as { isWsl: boolean };
+    const isWsl = (await import(require.resolve('is-wsl'))) as { default: boolean };
+    expect(isWsl.default).toBe(wslUtils.isWsl);
+    const text = readFileSync(require.resolve('wsl-utils'), 'utf8');
+    expect(text).toContain("export {default as isWsl} from 'is-wsl';");
+  });
+});
+
 describe('the patched texts', () => {
   it('are each still in the oclif files the bundle patches (else the patch would silently do nothing)', () => {
     const root = createRequire(import.meta.url);

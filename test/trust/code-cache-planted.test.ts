@@ -39,9 +39,10 @@ process.stdout.write(script.createCachedData().toString('base64'));`;
   return Buffer.from(execFileSync(process.execPath, ['-e', program], { encoding: 'utf8' }), 'base64');
 }
 
-/** The cache file as mkt wrote it before (a line of module keys, then V8's data). */
-const oldFormat = (data: Buffer) => Buffer.concat([Buffer.from('["oclif","help"]\n'), data]);
-/** The cache file as mkt writes it now, with the attacker's own key (which they plant too). */
+/** The cache file as mkt writes it: a line naming it and its module keys, then V8's data. */
+const current = (data: Buffer, cacheName = name) =>
+  Buffer.concat([Buffer.from(`mkt-code-cache/2 ${cacheName} ["oclif","help"]\n`), data]);
+/** The cache file as mkt wrote it before, with a keyed hash under the attacker's own key. */
 function keyed(data: Buffer, key: Buffer): Buffer {
   const keys = '["oclif","help"]';
   const mac = createHmac('sha256', key).update(`${name}\n${keys}\n`).update(data).digest('hex');
@@ -50,11 +51,11 @@ function keyed(data: Buffer, key: Buffer): Buffer {
 
 /** Plants the evil cache in `cacheDir` in both formats in turn; mkt must never run it. */
 async function provesNotRun(cacheDir: string, plant: (file: Buffer, key: Buffer) => Promise<void>) {
-  for (const format of ['old', 'keyed'] as const) {
+  for (const format of ['current', 'keyed'] as const) {
     const marker = join(work.path, `ran-${randomBytes(4).toString('hex')}`);
     const key = randomBytes(32);
     const data = evilCache(marker);
-    await plant(format === 'old' ? oldFormat(data) : keyed(data, key), key);
+    await plant(format === 'current' ? current(data) : keyed(data, key), key);
     const res = await mkt(cacheDir);
     expect(existsSync(marker), `the planted ${format} cache ran`).toBe(false);
     expect(res).toEqual(reference);
@@ -136,18 +137,18 @@ describe('a planted compiled-code cache', () => {
     60_000,
   );
 
-  it('in a folder of ours, without our key, is never run', async () => {
+  it("made for another build, under this build's name, is never run", async () => {
     const cache = join(work.path, 'ours');
-    expect(await mkt(cache)).toEqual(reference); // makes our key
-    const key = await readFile(join(cache, 'code-cache', 'key'));
-    expect(key.length).toBe(32);
+    expect(await mkt(cache)).toEqual(reference);
     const marker = join(work.path, 'ran-ours');
     const file = join(cache, 'code-cache', `${name}.v8`);
-    await writeFile(file, keyed(evilCache(marker), randomBytes(32)));
+    const other = name.replace(/^[0-9a-f]{16}/, '0123456789abcdef');
+    await writeFile(file, current(evilCache(marker), other), { mode: 0o600 });
     expect(await mkt(cache)).toEqual(reference);
     expect(existsSync(marker)).toBe(false);
     // …and is replaced by our own, which the next run uses unchanged.
     const ours = await stat(file);
+    expect((await readFile(file)).subarray(0, 17 + name.length).toString()).toBe(`mkt-code-cache/2 ${name}`);
     expect(await mkt(cache)).toEqual(reference);
     expect((await stat(file)).ino).toBe(ours.ino);
   }, 60_000);
