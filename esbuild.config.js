@@ -136,7 +136,7 @@ async function script(name, options) {
   // single other character makes of the whole text.
   const code = text
     .replaceAll('await import(', 'await __mktImport(')
-    .replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    .replace(/[^ -~\t\n\r]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   if (/(?<!["`])\bimport\(/.test(code))
     throw new Error(`dist/${name}.cjs: an import() that src/boot.ts does not pass`);
   const wrapped = `(function (exports, require, module, __filename, __dirname, __mktImport, __mktSandbox) {${code}\n})`;
