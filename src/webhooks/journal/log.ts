@@ -207,8 +207,9 @@ export class DeliveryLog {
       }
       try {
         let data = Buffer.from(batch.text);
-        const size = this.handle ? fstatSync(this.handle.fd).size : 0;
-        if (size > 0 && size + data.length > this.options.maxFileBytes) {
+        let size = this.handle ? fstatSync(this.handle.fd).size : undefined;
+        if (size && size + data.length > this.options.maxFileBytes) {
+          size = undefined;
           await this.rotate();
           // Each file holds the resume point, so that it survives when old files are removed; it
           // goes after the batch, so that a write cut short never leaves it without the records it counts.
@@ -217,7 +218,7 @@ export class DeliveryLog {
             data = Buffer.concat([data, Buffer.from(`${JSON.stringify(position)}\n`)]);
           }
         }
-        await this.writeOut(data);
+        await this.writeOut(data, size);
         for (const r of batch.records) this.apply(r);
         batch.done();
       } catch (err) {
@@ -235,11 +236,12 @@ export class DeliveryLog {
    * Appends `data` (O_APPEND: after any line a `resend` appended meanwhile, never over it), on disk
    * when it resolves. A write that fails leaves the file as it was when it can (a full disk: its space
    * given back); else what it left of a line is ended by a newline before the next records.
+   * `size`: the file's size just read, when the caller has it (one fstat a group commit, not two).
    */
-  private async writeOut(data: Buffer): Promise<void> {
+  private async writeOut(data: Buffer, size?: number): Promise<void> {
     if (!this.handle) throw new Error('The journal is closed.');
     const bytes = this.torn ? Buffer.concat([Buffer.from('\n'), data]) : data;
-    const length = fstatSync(this.handle.fd).size;
+    const length = size ?? fstatSync(this.handle.fd).size;
     const written = await writeAll(this.handle, bytes);
     if (written.error === undefined) {
       this.torn = false;
