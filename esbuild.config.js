@@ -197,6 +197,29 @@ await script('mkt', {
       },
     },
     {
+      // chalk (with supports-color and node:tty) evaluated on first use, which a run whose output
+      // is not a terminal never makes (src/output/colour.ts). Its export names are given up front:
+      // the bundle's ESM interop copies them as getters, which load nothing until read.
+      name: 'lazy-chalk',
+      setup(b) {
+        b.onResolve({ filter: /^chalk$/ }, (args) =>
+          args.importer.includes(join('build', 'output'))
+            ? { path: 'chalk', namespace: 'lazy-chalk' }
+            : undefined,
+        );
+        b.onLoad({ filter: /.*/, namespace: 'lazy-chalk' }, async () => ({
+          contents: `let chalk;
+const real = () => (chalk ??= require(${JSON.stringify(require.resolve('chalk'))}));
+module.exports = new Proxy({}, {
+  get: (_, key) => real()[key],
+  ownKeys: () => ${JSON.stringify(Object.keys(await import('chalk')))},
+  getOwnPropertyDescriptor: () => ({ enumerable: true, configurable: true, writable: false, value: undefined }),
+});`,
+          resolveDir: process.cwd(),
+        }));
+      },
+    },
+    {
       name: 'string-width',
       setup(b) {
         b.onLoad({ filter: /[\\/]node_modules[\\/]string-width[\\/]index\.js$/ }, async (args) => ({

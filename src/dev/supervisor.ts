@@ -4,7 +4,8 @@
 // every process this supervisor started, and nothing else.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Output, Style } from '../output/output.js';
+import type { Style } from '../output/colour.js';
+import type { Output } from '../output/output.js';
 import { safeText } from '../output/safe-text.js';
 
 export interface ProcessSpec {

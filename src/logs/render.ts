@@ -1,4 +1,5 @@
-import type { Output, Style } from '../output/output.js';
+import type { Style } from '../output/colour.js';
+import type { Output } from '../output/output.js';
 import { safeText } from '../output/safe-text.js';
 
 /** A server's value, shown safely on a terminal (control characters escaped). */

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { colorFor, isCI, palette } from './colour.js';
+import { colorFor, isCI, palette, type Style } from './colour.js';
 import type { JqFilter } from './jq.js';
 import { safeLine, safeText } from './safe-text.js';
 
@@ -13,7 +13,6 @@ export interface Column<T> {
 }
 
 /** mkt's styles, each a chalk style. */
-export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow';
 
 /**
  * Where a command's words go: data on stdout, everything else on stderr. Colour and tables only
@@ -31,7 +30,7 @@ export class Output {
   readonly jq: JqFilter | undefined;
   private readonly said = new Set<string>();
   private draining: Promise<void> | undefined;
-  private readonly chalk: ReturnType<typeof palette>;
+  private readonly style: ReturnType<typeof palette>;
 
   constructor(options: { stdout: Stream; stderr: Stream; env: Env; json: boolean; jq?: JqFilter }) {
     const { env, json } = options;
@@ -40,7 +39,7 @@ export class Output {
     this.stderr = options.stderr;
     this.interactive = Boolean(this.stdout.isTTY) && !isCI(env) && !json;
     this.color = !json && colorFor(this.stderr, env);
-    this.chalk = palette(this.color);
+    this.style = palette(this.color);
   }
 
   /** Writes a line of data to stdout. */
@@ -122,7 +121,7 @@ export class Output {
   }
 
   paint(style: Style, text: string): string {
-    return this.chalk[style](text);
+    return this.style(style, text);
   }
 
   /** Rows as an aligned table on a terminal, tab-separated without a header otherwise (for cut and awk). */

@@ -46,7 +46,7 @@ export function reportError(
     return error;
   }
   const label = bug ? 'Internal error (a bug in mkt):' : 'Error:';
-  io.stderr.write(`${palette(colorFor(io.stderr, io.env)).red(label)} ${safeText(error.message)}\n`);
+  io.stderr.write(`${palette(colorFor(io.stderr, io.env))('red', label)} ${safeText(error.message)}\n`);
   for (const hint of error.hints) io.stderr.write(`  Try: ${safeText(hint)}\n`);
   if (error.requestId) io.stderr.write(`  Request ID: ${error.requestId}\n`);
   if (bug) {

@@ -69,11 +69,22 @@ export function textWidth(width: (text: unknown) => number, text: unknown): numb
 }
 
 /**
+ * oclif's `supportsColor()` (supports-color's verdict on stdout and on stderr) without loading
+ * supports-color and node:tty when it is certain: with stdout no terminal and nothing forcing colour
+ * (FORCE_COLOR, a --color flag of any form), supports-color says no colour for stdout.
+ */
+export function colorOffTerminal(original: () => boolean): boolean {
+  const forced = 'FORCE_COLOR' in process.env || process.argv.some((a) => a.includes('color'));
+  return !forced && !process.stdout.isTTY ? false : original();
+}
+
+/**
  * The bundle's text patches of oclif's files (esbuild.config.js): for each file under node_modules,
  * the texts replaced and what replaces them. Sorting the command ids with localeCompare builds ICU's
  * collator (≈ 7 ms), ejs compiles each help text into a function, string-width runs an emoji pattern
- * over plain ASCII, and the platform check loads wsl-utils, which loads Node's child_process at once
- * (≈ 2.5 ms) for its PowerShell helpers, to re-export is-wsl: the same results without them. Each is kept while bench/oclif-patches.js shows
+ * over plain ASCII, the platform check loads wsl-utils, which loads Node's child_process at once
+ * (≈ 2.5 ms) for its PowerShell helpers, to re-export is-wsl, and the colour check loads node:tty
+ * (≈ 1.4 ms) to learn what an output that is no terminal already says: the same results without them. Each is kept while bench/oclif-patches.js shows
  * it pays (BENCHMARKS.md); a fourth (ansis's strip) no longer did and went.
  */
 export function oclifPatches(): Record<string, Array<[string, string]>> {
@@ -88,6 +99,12 @@ export function oclifPatches(): Record<string, Array<[string, string]>> {
       [
         'return ejs_1.default.render(t, context);',
         `return (${renderTemplate})(t, context, () => ejs_1.default.render(t, context));`,
+      ],
+    ],
+    '@oclif/core/lib/ux/supports-color.js': [
+      [
+        'return Boolean(supports_color_1.stdout) && Boolean(supports_color_1.stderr);',
+        `return (${colorOffTerminal})(() => Boolean(supports_color_1.stdout) && Boolean(supports_color_1.stderr));`,
       ],
     ],
     '@oclif/core/lib/util/os.js': [

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { honoPatches } from '../../src/platform/hono-patches.js';
 import { idOrder, oclifPatches, renderTemplate, textWidth } from '../../src/platform/oclif-patches.js';
 
@@ -120,6 +122,36 @@ function attempt(f: () => string): { value?: string; error?: string } {
     return { error: String((err as Error).constructor.name) };
   }
 }
+
+describe("oclif's colour check", () => {
+  it('says what supports-color says whenever stdout is no terminal, FORCE_COLOR or a --color flag or not', () => {
+    // Each case in a process of its own (supports-color reads argv and the environment on load),
+    // with stdout a pipe: the patched check and oclif's own, side by side.
+    const own = join(
+      dirname(createRequire(import.meta.url).resolve('@oclif/core')),
+      'ux',
+      'supports-color.js',
+    );
+    const program = `const { colorOffTerminal } = require(${JSON.stringify(fileURLToPath(new URL('../../build/platform/oclif-patches.js', import.meta.url)))});
+const { supportsColor } = require(${JSON.stringify(own)});
+process.stdout.write(JSON.stringify([colorOffTerminal(supportsColor), supportsColor()]));`;
+    for (const force of [undefined, '', '0', '1', '3', 'true', 'false'])
+      for (const flag of [
+        [],
+        ['--color'],
+        ['--no-color'],
+        ['--color=256'],
+        ['--colors'],
+        ['--color=never'],
+      ]) {
+        const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: force };
+        if (force === undefined) delete env.FORCE_COLOR;
+        const out = execFileSync(process.execPath, ['-e', program, '--', ...flag], { env, encoding: 'utf8' });
+        const [patched, original] = JSON.parse(out) as [boolean, boolean];
+        expect(patched, `FORCE_COLOR=${force} ${flag.join(' ')}`).toBe(original);
+      }
+  });
+});
 
 describe("oclif's platform check", () => {
   it('takes from is-wsl what wsl-utils re-exports (the patched import)', async () => {
