@@ -220,6 +220,19 @@ module.exports = new Proxy({}, {
       },
     },
     {
+      // `import process from 'node:process'` (is-wsl, chalk) is the global itself: without this the
+      // bundle's ESM interop copies the process object's hundreds of properties at each such import.
+      name: 'process-global',
+      setup(b) {
+        b.onResolve({ filter: /^(node:)?process$/ }, (args) =>
+          args.kind === 'import-statement' ? { path: 'process', namespace: 'process-global' } : undefined,
+        );
+        b.onLoad({ filter: /.*/, namespace: 'process-global' }, () => ({
+          contents: 'export default process;',
+        }));
+      },
+    },
+    {
       name: 'string-width',
       setup(b) {
         b.onLoad({ filter: /[\\/]node_modules[\\/]string-width[\\/]index\.js$/ }, async (args) => ({
