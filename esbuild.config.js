@@ -96,6 +96,33 @@ const sandboxApart = {
   },
 };
 
+/**
+ * `specifier`, imported by the CLI's modules under `from`, evaluated on first use. Its export names are
+ * given up front: the bundle's ESM interop copies them as getters, which load nothing until read.
+ */
+function lazyModule(specifier, from) {
+  const namespace = `lazy:${specifier}`;
+  return {
+    name: namespace,
+    setup(b) {
+      const filter = new RegExp(`^${specifier}$`);
+      b.onResolve({ filter }, (args) =>
+        args.importer.includes(from) ? { path: specifier, namespace } : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace }, async () => ({
+        contents: `let real;
+const load = () => (real ??= require(${JSON.stringify(specifier.startsWith('node:') ? specifier : require.resolve(specifier))}));
+module.exports = new Proxy({}, {
+  get: (_, key) => load()[key],
+  ownKeys: () => ${JSON.stringify(Object.keys(await import(specifier)))},
+  getOwnPropertyDescriptor: () => ({ enumerable: true, configurable: true, writable: false, value: undefined }),
+});`,
+        resolveDir: process.cwd(),
+      }));
+    },
+  };
+}
+
 rmSync('dist', { recursive: true, force: true });
 mkdirSync('dist', { recursive: true });
 const hashes = {};
@@ -196,29 +223,11 @@ await script('mkt', {
         }));
       },
     },
-    {
-      // chalk (with supports-color and node:tty) evaluated on first use, which a run whose output
-      // is not a terminal never makes (src/output/colour.ts). Its export names are given up front:
-      // the bundle's ESM interop copies them as getters, which load nothing until read.
-      name: 'lazy-chalk',
-      setup(b) {
-        b.onResolve({ filter: /^chalk$/ }, (args) =>
-          args.importer.includes(join('build', 'output'))
-            ? { path: 'chalk', namespace: 'lazy-chalk' }
-            : undefined,
-        );
-        b.onLoad({ filter: /.*/, namespace: 'lazy-chalk' }, async () => ({
-          contents: `let chalk;
-const real = () => (chalk ??= require(${JSON.stringify(require.resolve('chalk'))}));
-module.exports = new Proxy({}, {
-  get: (_, key) => real()[key],
-  ownKeys: () => ${JSON.stringify(Object.keys(await import('chalk')))},
-  getOwnPropertyDescriptor: () => ({ enumerable: true, configurable: true, writable: false, value: undefined }),
-});`,
-          resolveDir: process.cwd(),
-        }));
-      },
-    },
+    // chalk (with supports-color and node:tty) only when colour is on, which a run whose output is
+    // not a terminal never asks (src/output/colour.ts); node:crypto (≈ 3 ms) only for what signs,
+    // verifies or draws random bytes, not for every command whose module graph reaches such code.
+    lazyModule('chalk', join(process.cwd(), 'build', 'output')),
+    lazyModule('node:crypto', join(process.cwd(), 'build')),
     {
       // `import process from 'node:process'` (is-wsl, chalk) is the global itself: without this the
       // bundle's ESM interop copies the process object's hundreds of properties at each such import.

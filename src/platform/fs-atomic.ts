@@ -1,6 +1,8 @@
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
+let written = 0;
+
 /** Writes a file so that readers see the old or the new content, never a torn one (tmp + fsync + rename). */
 export async function writeFileAtomic(
   path: string,
@@ -8,10 +10,10 @@ export async function writeFileAtomic(
   options: { mode?: number; dirMode?: number } = {},
 ): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: options.dirMode ?? 0o700 });
-  // Imported here, not at the top: loading node:crypto is a visible part of every start (BENCHMARKS.md).
-  const { randomBytes } = await import('node:crypto');
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await open(tmp, 'w', options.mode ?? 0o600);
+  // A name of this process's own, created afresh (O_EXCL: never an existing file, never through a
+  // link): no random bytes, whose node:crypto is a visible part of a start (BENCHMARKS.md).
+  const tmp = `${path}.${process.pid}.${Date.now()}.${++written}.tmp`;
+  const handle = await open(tmp, 'wx', options.mode ?? 0o600);
   try {
     await handle.writeFile(data);
     await handle.sync();
