@@ -43,11 +43,11 @@ function run(args) {
     return;
   }
   moveLeadingGlobalFlags(args);
-  // src/boot.ts keeps the bundle compiled, and turns Node's compile cache on in the same checked
-  // folder (never Node's default, the shared temporary folder).
   // mkt runs its bundle, never its TypeScript: under NODE_ENV=development or test (common in
   // developers' shells) oclif would otherwise load TypeScript (9 MB, 0.1 s a start) to look for sources.
   globalThis.oclif = Object.assign(globalThis.oclif || {}, { enableAutoTranspile: false });
+  // src/boot.ts keeps the bundle compiled, and turns Node's compile cache on in the same checked
+  // folder (never Node's default, the shared temporary folder).
   let oclif;
   try {
     oclif = require('../dist/oclif.js');

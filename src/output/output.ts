@@ -12,8 +12,6 @@ export interface Column<T> {
   get(row: T): unknown;
 }
 
-/** mkt's styles, each a chalk style. */
-
 /**
  * Where a command's words go: data on stdout, everything else on stderr. Colour and tables only
  * on a terminal, never under CI, NO_COLOR or --json (src/output/colour.ts). Every human line is

@@ -1,6 +1,7 @@
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
+/** Files this process has written: a part of each temporary name. */
 let written = 0;
 
 /** Writes a file so that readers see the old or the new content, never a torn one (tmp + fsync + rename). */
