@@ -235,12 +235,14 @@ function writeCache({ script, name, keys: used }: Loaded): void {
       closeSync(fd);
     }
     renameSync(temp, cacheFile);
-    // Another build's cache unwritten for a week: most likely an older mkt's (one in use is rewritten).
+    // Another build's cache unwritten for a week: most likely an older mkt's (one in use is rewritten);
+    // and the key an older mkt kept for its keyed hash, of no use now.
     for (const entry of readdirSync(folder))
       if (
-        entry.endsWith('.v8') &&
-        !Object.values(MKT_BUNDLE_HASHES).some((hash) => entry.startsWith(hash)) &&
-        statSync(join(folder, entry)).mtimeMs < Date.now() - WEEK
+        entry === 'key' ||
+        (entry.endsWith('.v8') &&
+          !Object.values(MKT_BUNDLE_HASHES).some((hash) => entry.startsWith(hash)) &&
+          statSync(join(folder, entry)).mtimeMs < Date.now() - WEEK)
       )
         rmSync(join(folder, entry), { force: true });
   } catch {

@@ -85,6 +85,8 @@ describe('the code cache', () => {
     const recent = join(cache, 'code-cache', `fedcba9876543210-node${process.version}-${process.arch}.v8`);
     await writeFile(old, '["oclif"]\n');
     await writeFile(recent, '["oclif"]\n');
+    // The key an older mkt kept beside its caches (for a keyed hash no longer made) goes too.
+    await writeFile(join(cache, 'code-cache', 'key'), Buffer.alloc(32), { mode: 0o600 });
     const eightDaysAgo = new Date(Date.now() - 8 * 24 * 3600 * 1000);
     await utimes(old, eightDaysAgo, eightDaysAgo);
     expect(await mkt('builds', cache)).toEqual(reference);
@@ -92,6 +94,7 @@ describe('the code cache', () => {
     expect(left).toHaveLength(2);
     expect(left).toContain('fedcba9876543210-node' + `${process.version}-${process.arch}.v8`);
     expect(left).not.toContain('0123456789abcdef-node' + `${process.version}-${process.arch}.v8`);
+    expect(await files(cache)).not.toContain('key');
   });
 
   it('is replaced when it is damaged, and the run prints the same', async () => {
