@@ -9,6 +9,7 @@
 //
 //   npm run build && node bench/listen.js [--deliveries 100000] [--rounds 5] [--per-round 3000]
 //                                         [--concurrency 32] [--cpu-prof DIR] [--bare-client undici]
+//   --cpu-prof DIR   a V8 CPU profile of listen and one of the durable baseline, in DIR
 //
 // Fair by construction: listen, the bare server and the sender each run in a process of their own
 // (the target, which only notes arrivals, stays in this one). A delivery counts when the target has
@@ -72,6 +73,8 @@ if (process.argv[2] === '--bare' || process.argv[2] === '--durable') {
       });
   });
   bare.keepAliveTimeout = 30_000;
+  // Ends by itself when told (and so writes its profile under --cpu-prof).
+  process.on('SIGTERM', () => process.exit(0));
   bare.listen(0, '127.0.0.1', () => process.send({ url: `http://127.0.0.1:${bare.address().port}/` }));
 } else if (process.argv[2] === '--sender') {
   // The sender: `count` signed deliveries, `concurrency` at a time (a slot frees on the answer).
@@ -190,7 +193,10 @@ async function main() {
   // listen's journal and the durable baseline's file side by side, on the same file system.
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-'));
   const bareChild = fork(self, ['--bare', targetUrl, args['bare-client']], { stdio: 'inherit' });
+  // With --cpu-prof the durable baseline is profiled too, beside listen (same folder).
+  const profile = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
   const durableChild = fork(self, ['--durable', targetUrl, args['bare-client'], join(dir, 'durable.log')], {
+    execArgv: profile,
     stdio: 'inherit',
   });
   const sender = fork(self, ['--sender'], { stdio: 'inherit' });
@@ -202,7 +208,7 @@ async function main() {
   const child = spawn(
     process.execPath,
     [
-      ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : []),
+      ...profile,
       'bin/run.js',
       'webhooks',
       'listen',
@@ -348,6 +354,7 @@ async function main() {
   bareChild.kill();
   durableChild.kill();
   sender.kill();
+  await new Promise((r) => durableChild.on('exit', r)); // its profile written, under --cpu-prof
   target.close();
   rmSync(dir, { recursive: true, force: true });
   console.log(`Total ${((performance.now() - started) / 1000).toFixed(0)} s`);
