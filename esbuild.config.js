@@ -225,9 +225,11 @@ await script('mkt', {
     },
     // chalk (with supports-color and node:tty) only when colour is on, which a run whose output is
     // not a terminal never asks (src/output/colour.ts); node:crypto (≈ 3 ms) only for what signs,
-    // verifies or draws random bytes, not for every command whose module graph reaches such code.
+    // verifies or draws random bytes, and node:fs/promises (≈ 1.8 ms) only for what writes or
+    // watches: not for every command whose module graph reaches such code.
     lazyModule('chalk', join(process.cwd(), 'build', 'output')),
     lazyModule('node:crypto', join(process.cwd(), 'build')),
+    lazyModule('node:fs/promises', join(process.cwd(), 'build')),
     {
       // `import process from 'node:process'` (is-wsl, chalk) is the global itself: without this the
       // bundle's ESM interop copies the process object's hundreds of properties at each such import.

@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { lstat, open } from 'node:fs/promises';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock } from '../platform/clock.js';
 import { writeFileAtomic } from '../platform/fs-atomic.js';
@@ -109,25 +109,20 @@ export class FileStore implements CredentialStore {
     let text: string;
     try {
       // O_NOFOLLOW: a symbolic link planted here is refused, never read, chmod-ed or written through.
-      const handle = await open(this.file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+      // Read at once (as the config file): node:fs/promises costs ~1.8 ms of a start to load.
+      const fd = openSync(this.file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
       try {
-        const info = await handle.stat();
+        const info = fstatSync(fd);
         // Someone loosened the permissions: tighten them again rather than leave secrets readable.
-        if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) await handle.chmod(0o600);
-        text = await handle.readFile('utf8');
+        if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+        text = readFileSync(fd, 'utf8');
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return {};
-      if (
-        code === 'ELOOP' ||
-        (await lstat(this.file).then(
-          (i) => i.isSymbolicLink(),
-          () => false,
-        ))
-      )
+      if (code === 'ELOOP' || (lstatSync(this.file, { throwIfNoEntry: false })?.isSymbolicLink() ?? false))
         throw this.symlinkError();
       throw new MktError('credentials_unreadable', `Cannot read ${this.file}: ${(err as Error).message}`);
     }

@@ -83,8 +83,10 @@ export function colorOffTerminal(original: () => boolean): boolean {
  * the texts replaced and what replaces them. Sorting the command ids with localeCompare builds ICU's
  * collator (≈ 7 ms), ejs compiles each help text into a function, string-width runs an emoji pattern
  * over plain ASCII, the platform check loads wsl-utils, which loads Node's child_process at once
- * (≈ 2.5 ms) for its PowerShell helpers, to re-export is-wsl, and the colour check loads node:tty
- * (≈ 1.4 ms) to learn what an output that is no terminal already says: the same results without them. Each is kept while bench/oclif-patches.js shows
+ * (≈ 2.5 ms) for its PowerShell helpers, to re-export is-wsl, the colour check loads node:tty
+ * (≈ 1.4 ms) to learn what an output that is no terminal already says, and reading package.json and
+ * the manifest loads node:fs/promises (≈ 1.8 ms; read at once, in the same async function, the same
+ * text or the same error): the same results without them. Each is kept while bench/oclif-patches.js shows
  * it pays (BENCHMARKS.md); a fourth (ansis's strip) no longer did and went.
  */
 export function oclifPatches(): Record<string, Array<[string, string]>> {
@@ -105,6 +107,12 @@ export function oclifPatches(): Record<string, Array<[string, string]>> {
       [
         'return Boolean(supports_color_1.stdout) && Boolean(supports_color_1.stderr);',
         `return (${colorOffTerminal})(() => Boolean(supports_color_1.stdout) && Boolean(supports_color_1.stderr));`,
+      ],
+    ],
+    '@oclif/core/lib/util/fs.js': [
+      [
+        "const contents = await (0, promises_1.readFile)(path, 'utf8');",
+        "const contents = (0, node_fs_1.readFileSync)(path, 'utf8');",
       ],
     ],
     '@oclif/core/lib/util/os.js': [
