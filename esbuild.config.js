@@ -231,15 +231,24 @@ await script('mkt', {
     lazyModule('node:crypto', join(process.cwd(), 'build')),
     lazyModule('node:fs/promises', join(process.cwd(), 'build')),
     {
-      // `import process from 'node:process'` (is-wsl, chalk) is the global itself: without this the
-      // bundle's ESM interop copies the process object's hundreds of properties at each such import.
-      name: 'process-global',
+      // A Node built-in a dependency imports only as a default (`import fs from 'node:fs'`: is-wsl,
+      // is-docker, chalk) is the module itself: otherwise the bundle's ESM interop copies all of its
+      // properties (the process object's hundreds) at each such import, on every start.
+      name: 'builtin-default',
       setup(b) {
-        b.onResolve({ filter: /^(node:)?process$/ }, (args) =>
-          args.kind === 'import-statement' ? { path: 'process', namespace: 'process-global' } : undefined,
-        );
-        b.onLoad({ filter: /.*/, namespace: 'process-global' }, () => ({
-          contents: 'export default process;',
+        b.onResolve({ filter: /^node:(process|fs|os|path|tty)$/ }, async (args) => {
+          if (args.kind !== 'import-statement' || !/[\\/]node_modules[\\/]/.test(args.importer)) return;
+          const text = await readFile(args.importer, 'utf8');
+          const specifier = args.path.replace('/', '\\/');
+          const imports = text.match(new RegExp(`^import .* from ['"]${specifier}['"];?$`, 'gm')) ?? [];
+          if (!imports.every((line) => /^import \w+ from/.test(line))) return;
+          return { path: args.path, namespace: 'builtin-default' };
+        });
+        b.onLoad({ filter: /.*/, namespace: 'builtin-default' }, (args) => ({
+          contents:
+            args.path === 'node:process'
+              ? 'export default process;'
+              : `export default require('${args.path}');`,
         }));
       },
     },
