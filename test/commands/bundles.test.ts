@@ -66,7 +66,7 @@ describe('the bundle every command loads', () => {
       ).toBe(true);
   });
 
-  it('is all that a real `mkt whoami --help` reads: no sandbox code, no node:sqlite, child_process or crypto', async () => {
+  it('is all that a real `mkt whoami --help` reads: no sandbox code, no node:sqlite, child_process, crypto, tty or fs/promises', async () => {
     const { files, builtins } = await noted('whoami', [MKT_BIN, 'whoami', '--help']);
     const bundles = files.filter((f) => f.endsWith('.cjs'));
     expect(bundles.map((f) => f.slice(root.length))).toEqual(['dist/mkt.cjs']);
