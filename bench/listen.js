@@ -9,7 +9,10 @@
 //
 //   npm run build && node bench/listen.js [--deliveries 100000] [--rounds 5] [--per-round 3000]
 //                                         [--concurrency 32] [--cpu-prof DIR] [--bare-client undici]
+//                                         [--compare DIR]
 //   --cpu-prof DIR   a V8 CPU profile of listen and one of the durable baseline, in DIR
+//   --compare DIR    also the listen of another built copy of mkt (DIR holds its bin/run.js), in the
+//                    same rounds: an A/B of a change
 //
 // Fair by construction: listen, the bare server and the sender each run in a process of their own
 // (the target, which only notes arrivals, stays in this one). A delivery counts when the target has
@@ -160,6 +163,7 @@ async function main() {
       concurrency: { type: 'string', default: '32' },
       'cpu-prof': { type: 'string' },
       'bare-client': { type: 'string', default: 'node:http' },
+      compare: { type: 'string' },
     },
   });
   const TOTAL = Number(args.deliveries);
@@ -203,55 +207,75 @@ async function main() {
   children.push(bareChild, durableChild, sender);
   const bareUrl = await new Promise((r) => bareChild.once('message', (m) => r(m.url)));
   const durableUrl = await new Promise((r) => durableChild.once('message', (m) => r(m.url)));
-  const outFile = join(dir, 'listen.out');
-  const out = openSync(outFile, 'w');
-  const child = spawn(
-    process.execPath,
-    [
-      ...profile,
-      'bin/run.js',
-      'webhooks',
-      'listen',
-      '--json',
-      '--no-relay',
-      '--forward-to',
-      targetUrl,
-      '--concurrency',
-      String(CONCURRENCY),
-    ],
-    {
-      env: {
-        ...process.env,
-        MKT_CONFIG_DIR: dir,
-        MKT_DATA_DIR: join(dir, 'data'),
-        MKT_CREDENTIAL_STORE: 'file',
-        MKT_WEBHOOK_SECRET: SECRET,
-        HOME: dir,
+  /** `mkt webhooks listen` of the copy of mkt whose bin/run.js is `bin`, with a journal of its own. */
+  async function startListen(bin, name, execArgv = []) {
+    const outFile = join(dir, `${name}.out`);
+    const out = openSync(outFile, 'w');
+    const child = spawn(
+      process.execPath,
+      [
+        ...execArgv,
+        bin,
+        'webhooks',
+        'listen',
+        '--json',
+        '--no-relay',
+        '--forward-to',
+        targetUrl,
+        '--concurrency',
+        String(CONCURRENCY),
+      ],
+      {
+        env: {
+          ...process.env,
+          MKT_CONFIG_DIR: join(dir, name),
+          MKT_DATA_DIR: join(dir, name, 'data'),
+          MKT_CREDENTIAL_STORE: 'file',
+          MKT_WEBHOOK_SECRET: SECRET,
+          HOME: dir,
+        },
+        // listen's --json lines go to a file, as a terminal would take them, not to this process: the
+        // target lives here, and parsing them would slow it down during listen's rounds only.
+        stdio: ['ignore', out, 'inherit'],
       },
-      // listen's --json lines go to a file, as a terminal would take them, not to this process: the
-      // target lives here, and parsing them would slow it down during listen's rounds only.
-      stdio: ['ignore', out, 'inherit'],
-    },
-  );
-  closeSync(out);
-  children.push(child);
-  const listenUrl = await new Promise((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`listen exited with ${code}`)));
-    const poll = setInterval(() => {
-      const ready = readFileSync(outFile, 'utf8')
-        .split('\n')
-        .find((l) => l.includes('"ready"'));
-      if (!ready) return;
-      clearInterval(poll);
-      resolve(JSON.parse(ready).receiver);
-    }, 50);
-  });
+    );
+    closeSync(out);
+    children.push(child);
+    const url = await new Promise((resolve, reject) => {
+      child.on('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
+      const poll = setInterval(() => {
+        const ready = readFileSync(outFile, 'utf8')
+          .split('\n')
+          .find((l) => l.includes('"ready"'));
+        if (!ready) return;
+        clearInterval(poll);
+        resolve(JSON.parse(ready).receiver);
+      }, 50);
+    });
+    return { child, url };
+  }
+  const { child, url: listenUrl } = await startListen('bin/run.js', 'listen', profile);
+  // --compare: another build's listen in the same rounds (an A/B of a change, on the same minute's disk).
+  const other = args.compare ? await startListen(join(args.compare, 'bin/run.js'), 'compare') : undefined;
 
   const cpuMs = (pid) => {
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
   };
-  const receivers = { listen: child.pid, durable: durableChild.pid, bare: bareChild.pid, direct: undefined };
+  // Read and write system calls so far (sockets and files alike), from /proc/PID/io.
+  const syscalls = (pid) => {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return Number(io.match(/syscr: (\d+)/)[1]) + Number(io.match(/syscw: (\d+)/)[1]);
+  };
+  // Seconds × 100 that the machine's cores were idle so far (/proc/stat).
+  const machineIdle = () => Number(readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/ +/)[4]);
+  const receivers = {
+    listen: child.pid,
+    compare: other?.child.pid,
+    durable: durableChild.pid,
+    bare: bareChild.pid,
+    direct: undefined,
+  };
   let roundNo = 0;
 
   /** `count` deliveries through `name`'s address, CONCURRENCY in flight, until the target has all. */
@@ -259,6 +283,8 @@ async function main() {
     const prefix = `dlv_r${roundNo++}_`;
     const pid = receivers[name];
     const cpu0 = [cpuMs(sender.pid), pid ? cpuMs(pid) : 0];
+    const calls0 = pid ? syscalls(pid) : 0;
+    const idle0 = machineIdle();
     const arrived = new Promise((resolve) => (waiting = { left: count, resolve }));
     sender.send({ url, count, concurrency: CONCURRENCY, prefix });
     const { starts } = await new Promise((r) => sender.once('message', r));
@@ -272,6 +298,8 @@ async function main() {
     const receiverMs = pid ? cpuMs(pid) - cpu0[1] : 0;
     return {
       cpuSender: (cpuMs(sender.pid) - cpu0[0]) / 10 / seconds,
+      machineBusy: 1 - (machineIdle() - idle0) / (cpus().length * 100 * seconds),
+      syscallsPerDelivery: pid ? (syscalls(pid) - calls0) / count : 0,
       cpuPerDelivery: (receiverMs * 1000) / count, // µs of the receiver's CPU (user + system) a delivery
       cpuReceiver: pid ? (cpuMs(pid) - cpu0[1]) / 10 / seconds : 0,
       rate: count / seconds,
@@ -281,7 +309,8 @@ async function main() {
   }
   const rss = () =>
     Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]) / 1024;
-  const urls = { listen: listenUrl, durable: durableUrl, bare: bareUrl, direct: targetUrl };
+  const urls = { listen: listenUrl, compare: other?.url, durable: durableUrl, bare: bareUrl, direct: targetUrl };
+  const names = Object.keys(urls).filter((name) => urls[name]);
 
   let listenCount = 0;
   const viaListen = async (count) => {
@@ -289,25 +318,23 @@ async function main() {
     return round('listen', listenUrl, count);
   };
   await viaListen(WARM_UP);
-  await round('durable', durableUrl, WARM_UP);
-  await round('bare', bareUrl, WARM_UP);
-  await round('direct', targetUrl, WARM_UP);
+  for (const name of names.slice(1)) await round(name, urls[name], WARM_UP);
   const rssWarm = rss();
 
-  const results = { listen: [], durable: [], bare: [], direct: [] };
+  const results = Object.fromEntries(names.map((name) => [name, []]));
   for (let i = 0; i < ROUNDS; i++) {
     results.listen.push(await viaListen(PER_ROUND));
-    results.durable.push(await round('durable', urls.durable, PER_ROUND));
-    results.bare.push(await round('bare', urls.bare, PER_ROUND));
-    results.direct.push(await round('direct', urls.direct, PER_ROUND));
+    for (const name of names.slice(1)) results[name].push(await round(name, urls[name], PER_ROUND));
   }
   const median = (name, k) => results[name].map((x) => x[k]).sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
   const fmt = (name) => {
     const added = (k) =>
       name === 'direct' ? '' : ` (+${(median(name, k) - median('direct', k)).toFixed(2)})`;
     const perDelivery =
-      name === 'direct' ? '' : ` (${median(name, 'cpuPerDelivery').toFixed(0)} µs a delivery)`;
-    return `${name.padEnd(7)} ${median(name, 'rate').toFixed(0).padStart(6)} deliveries/s   p50 ${median(name, 'p50').toFixed(2)} ms${added('p50')}   p99 ${median(name, 'p99').toFixed(2)} ms${added('p99')}   CPU sender ${median(name, 'cpuSender').toFixed(0)}% receiver ${median(name, 'cpuReceiver').toFixed(0)}%${perDelivery}`;
+      name === 'direct'
+        ? ''
+        : ` (${median(name, 'cpuPerDelivery').toFixed(0)} µs and ${median(name, 'syscallsPerDelivery').toFixed(2)} reads and writes a delivery)`;
+    return `${name.padEnd(7)} ${median(name, 'rate').toFixed(0).padStart(6)} deliveries/s   p50 ${median(name, 'p50').toFixed(2)} ms${added('p50')}   p99 ${median(name, 'p99').toFixed(2)} ms${added('p99')}   CPU machine ${(median(name, 'machineBusy') * 100).toFixed(0)}% sender ${median(name, 'cpuSender').toFixed(0)}% receiver ${median(name, 'cpuReceiver').toFixed(0)}%${perDelivery}`;
   };
   const load = () =>
     loadavg()
@@ -319,20 +346,21 @@ async function main() {
   console.log(
     `Deliveries sender → receiver → target, each in its own process (${ROUNDS} interleaved rounds of ${PER_ROUND}, ${CONCURRENCY} in flight; medians; latency until the target has it, (+added) over direct; bare forwards with ${args['bare-client']}, listen with undici):`,
   );
-  console.log(fmt('listen'));
-  console.log(fmt('durable'));
-  console.log(fmt('bare'));
-  console.log(fmt('direct'));
+  for (const name of names) console.log(fmt(name));
   // Each round's ratio to the round of `base` right after it (the disk and the machine change from
   // minute to minute: neighbours share the most), then the median of those.
-  const paired = (base, k) =>
-    results.listen.map((x, i) => x[k] / results[base][i][k]).sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
-  const ratio = (base) =>
-    `throughput ${paired(base, 'rate').toFixed(2)}×, p99 ${paired(base, 'p99').toFixed(2)}×, CPU a delivery ${paired(base, 'cpuPerDelivery').toFixed(2)}×`;
+  const paired = (name, base, k) =>
+    results[name].map((x, i) => x[k] / results[base][i][k]).sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
+  const ratio = (name, base) =>
+    `throughput ${paired(name, base, 'rate').toFixed(2)}×, p99 ${paired(name, base, 'p99').toFixed(2)}×, CPU a delivery ${paired(name, base, 'cpuPerDelivery').toFixed(2)}×`;
   console.log(
-    `ratio   listen/durable ${ratio('durable')}  (targets: throughput ≥ 0.95×, p99 ≤ 2×; the same promise on both sides; medians of each round's ratio to the next)`,
+    `ratio   listen/durable ${ratio('listen', 'durable')}  (targets: throughput ≥ 0.95×, p99 ≤ 2×; the same promise on both sides; medians of each round's ratio to the next)`,
   );
-  console.log(`ratio   listen/bare    ${ratio('bare')}  (bare writes nothing)`);
+  console.log(`ratio   listen/bare    ${ratio('listen', 'bare')}  (bare writes nothing)`);
+  if (other) {
+    console.log(`ratio   compare/durable ${ratio('compare', 'durable')}  (--compare ${args.compare})`);
+    console.log(`ratio   listen/compare ${ratio('listen', 'compare')}`);
+  }
 
   // Memory: listen takes deliveries until it has had TOTAL in all; RSS at the half and at the end.
   const t1 = performance.now();
@@ -349,8 +377,10 @@ async function main() {
     `RSS of listen: ${rssWarm.toFixed(0)} MB after warm-up, ${rssHalf.toFixed(0)} MB after ${Math.ceil(TOTAL / 2).toLocaleString('en')}, ${rssEnd.toFixed(0)} MB after ${TOTAL.toLocaleString('en')} deliveries (${((listenCount - (WARM_UP + ROUNDS * PER_ROUND)) / memSeconds) | 0}/s in that run)`,
   );
 
-  child.kill('SIGINT');
-  await new Promise((r) => child.on('exit', r));
+  for (const c of [child, other?.child].filter(Boolean)) {
+    c.kill('SIGINT');
+    await new Promise((r) => c.on('exit', r));
+  }
   bareChild.kill();
   durableChild.kill();
   sender.kill();

@@ -7,6 +7,8 @@
 /** C0 controls but tab and newline, DEL, C1 controls, and the bidirectional formatting characters. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** The same characters, to test a whole text at once (UNSAFE is global: its `test` would keep a position). */
+const ANY_UNSAFE = new RegExp(UNSAFE.source);
 /** The SGR sequences (colours, bold, dim, reset) that mkt's own styling writes: kept in a message. */
 // eslint-disable-next-line no-control-regex -- mkt's own SGR sequences
 const OWN_STYLE = /\u001b\[[0-9;]*m/g;
@@ -23,6 +25,7 @@ export function safeText(text: string): string {
  * because mkt styles its own lines; values inside it are made safe where they enter (safeText).
  */
 export function safeLine(text: string): string {
+  if (!ANY_UNSAFE.test(text)) return text; // most lines (JSON's among them): one scan, no copy
   let out = '';
   let last = 0;
   for (const match of text.matchAll(OWN_STYLE)) {

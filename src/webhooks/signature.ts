@@ -7,11 +7,12 @@ export const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
 export { signBody } from '../wire/signing.js';
 
 /**
- * The HMAC of a well-formed signature header as lowercase hex: every copy of one signed body carries
- * it (a replay key), and only the secret's holder can make it for another body.
+ * A well-formed signature header as `sha256=` and lowercase hex: every copy of one signed body
+ * carries it (a replay key), and only the secret's holder can make it for another body. A header
+ * already in that form is its own key: V8 gives back the same string, no copy.
  */
 export function signatureKey(header: string): string {
-  return header.trim().slice('sha256='.length).toLowerCase();
+  return header.trim().toLowerCase();
 }
 
 /** The key of the secret last verified with: listen verifies every delivery with the same one. */

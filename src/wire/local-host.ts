@@ -1,5 +1,8 @@
 import { LOOPBACK_HOSTS } from '../wire.js';
 
+/** The `Host` values served, by port: made once, not at each request. */
+const servedHosts = new Map<number, Set<string>>();
+
 /**
  * DNS-rebinding guard for mkt's local servers (the sandbox, `mkt login`'s loopback listener and
  * `webhooks listen`'s receiver): they listen on 127.0.0.1, yet a web page can reach them under a
@@ -8,6 +11,7 @@ import { LOOPBACK_HOSTS } from '../wire.js';
  */
 export function isLocalHost(host: string | undefined, port: number): boolean {
   if (host === undefined) return false;
-  const h = host.toLowerCase();
-  return LOOPBACK_HOSTS.some((name) => h === `${name}:${port}`);
+  let hosts = servedHosts.get(port);
+  if (!hosts) servedHosts.set(port, (hosts = new Set(LOOPBACK_HOSTS.map((name) => `${name}:${port}`))));
+  return hosts.has(host.toLowerCase());
 }

@@ -167,9 +167,9 @@ export class DeliveryLog {
     }
   }
 
-  /** The verified delivery journaled with the body this signature header signs, and when it arrived. */
-  signedBy(signature: string): { id: string; at: string } | undefined {
-    return this.signed.get(signatureKey(signature));
+  /** The verified delivery journaled with the body this signature key (`signatureKey`) signs, and when it arrived. */
+  signedBy(key: string): { id: string; at: string } | undefined {
+    return this.signed.get(key);
   }
 
   /** The recorded state of a delivery id, or undefined when it has not been seen (recently). */

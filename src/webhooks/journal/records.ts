@@ -123,13 +123,22 @@ export function summarize(records: JournalRecord[]): DeliverySummary[] {
 }
 
 /** Request headers that carry a sender's credentials: kept out of the journal (forwarded as they came). */
-const CREDENTIAL_HEADERS =
-  /^(authorization|proxy-authorization|cookie|x-api-key|x-auth-token|x-csrf-token)$/i;
+const CREDENTIAL_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-api-key',
+  'x-auth-token',
+  'x-csrf-token',
+]);
 
-/** `record` as the journal keeps it: credential headers redacted. */
+/** `record` as the journal keeps it: credential headers redacted (the record itself when it has none). */
 export function forJournal(record: ReceivedRecord): ReceivedRecord {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(record.headers))
-    headers[name] = CREDENTIAL_HEADERS.test(name) ? '[redacted]' : value;
-  return { ...record, headers };
+  let headers: Record<string, string> | undefined;
+  for (const name in record.headers) {
+    if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) continue;
+    headers ??= { ...record.headers };
+    headers[name] = '[redacted]';
+  }
+  return headers ? { ...record, headers } : record;
 }

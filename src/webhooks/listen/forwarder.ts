@@ -35,6 +35,8 @@ export interface Job {
 export class Forwarder {
   private readonly queue: Job[] = [];
   private active = 0;
+  /** A pump is due on the next tick. */
+  private pumping = false;
   private down: { since: number; failures: number; probe: Job | undefined } | undefined;
   private readonly up = new Set<() => void>();
   private readonly idle = new Set<() => void>();
@@ -53,10 +55,18 @@ export class Forwarder {
     return this.queue.length + this.active;
   }
 
-  /** Queues a journaled delivery. */
+  /**
+   * Queues a journaled delivery. Forwards start on the next tick: the deliveries of one group commit
+   * are all answered first (their senders wait on that answer to send more), then forwarded in order.
+   */
   push(job: Job): void {
     this.queue.push(job);
-    this.pump();
+    if (this.pumping) return;
+    this.pumping = true;
+    process.nextTick(() => {
+      this.pumping = false;
+      this.pump();
+    });
   }
 
   private pump(): void {

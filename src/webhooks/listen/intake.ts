@@ -209,8 +209,8 @@ export class Intake {
         },
       };
     }
-    const signature = input.headers[HEADER.signature]!;
-    const replayOf = journal.signedBy(signature) ?? this.signing.get(signatureKey(signature));
+    const key = signatureKey(input.headers[HEADER.signature]!);
+    const replayOf = journal.signedBy(key) ?? this.signing.get(key);
     const replayed =
       replayOf !== undefined &&
       replayOf.id !== input.id &&
@@ -242,7 +242,6 @@ export class Intake {
         },
       };
     }
-    const key = signatureKey(signature);
     this.signing.set(key, { id: input.id, at });
     const written = () => {
       if (this.signing.get(key)?.id === input.id) this.signing.delete(key);
