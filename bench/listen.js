@@ -85,6 +85,7 @@ if (process.argv[2] === '--bare' || process.argv[2] === '--durable') {
   process.on('message', async ({ url, count, concurrency, prefix }) => {
     agent ??= new http.Agent({ keepAlive: true, maxSockets: concurrency });
     const starts = [];
+    const answers = []; // ms from the start of each request to the end of its answer
     let next = 0;
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -102,14 +103,16 @@ if (process.argv[2] === '--bare' || process.argv[2] === '--durable') {
             'x-marketplace-delivery': id,
             'x-marketplace-event': 'user.authorized',
           };
-          starts.push([id, now()]);
+          const t0 = now();
+          starts.push([id, t0]);
           await new Promise((resolve, reject) => {
             const req = http.request(url, { method: 'POST', agent, headers }, (res) => {
               res
                 .resume()
-                .on('end', () =>
-                  res.statusCode < 300 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`)),
-                );
+                .on('end', () => {
+                  answers.push(now() - t0);
+                  res.statusCode < 300 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`));
+                });
             });
             req.on('error', reject);
             req.end(body);
@@ -117,7 +120,7 @@ if (process.argv[2] === '--bare' || process.argv[2] === '--durable') {
         }
       }),
     );
-    process.send({ starts });
+    process.send({ starts, answers });
   });
 } else {
   await main();
@@ -287,7 +290,8 @@ async function main() {
     const idle0 = machineIdle();
     const arrived = new Promise((resolve) => (waiting = { left: count, resolve }));
     sender.send({ url, count, concurrency: CONCURRENCY, prefix });
-    const { starts } = await new Promise((r) => sender.once('message', r));
+    const { starts, answers } = await new Promise((r) => sender.once('message', r));
+    answers.sort((a, b) => a - b);
     await arrived;
     waiting = undefined;
     const latencies = starts.map(([id, t0]) => arrivals.get(id) - t0).sort((a, b) => a - b);
@@ -303,6 +307,7 @@ async function main() {
       cpuPerDelivery: (receiverMs * 1000) / count, // µs of the receiver's CPU (user + system) a delivery
       cpuReceiver: pid ? (cpuMs(pid) - cpu0[1]) / 10 / seconds : 0,
       rate: count / seconds,
+      answer: answers[Math.floor(answers.length * 0.5)],
       p50: latencies[Math.floor(latencies.length * 0.5)],
       p99: latencies[Math.floor(latencies.length * 0.99)],
     };
@@ -334,7 +339,7 @@ async function main() {
       name === 'direct'
         ? ''
         : ` (${median(name, 'cpuPerDelivery').toFixed(0)} µs and ${median(name, 'syscallsPerDelivery').toFixed(2)} reads and writes a delivery)`;
-    return `${name.padEnd(7)} ${median(name, 'rate').toFixed(0).padStart(6)} deliveries/s   p50 ${median(name, 'p50').toFixed(2)} ms${added('p50')}   p99 ${median(name, 'p99').toFixed(2)} ms${added('p99')}   CPU machine ${(median(name, 'machineBusy') * 100).toFixed(0)}% sender ${median(name, 'cpuSender').toFixed(0)}% receiver ${median(name, 'cpuReceiver').toFixed(0)}%${perDelivery}`;
+    return `${name.padEnd(7)} ${median(name, 'rate').toFixed(0).padStart(6)} deliveries/s   answered p50 ${median(name, 'answer').toFixed(2)} ms   p50 ${median(name, 'p50').toFixed(2)} ms${added('p50')}   p99 ${median(name, 'p99').toFixed(2)} ms${added('p99')}   CPU machine ${(median(name, 'machineBusy') * 100).toFixed(0)}% sender ${median(name, 'cpuSender').toFixed(0)}% receiver ${median(name, 'cpuReceiver').toFixed(0)}%${perDelivery}`;
   };
   const load = () =>
     loadavg()

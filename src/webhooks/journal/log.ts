@@ -158,9 +158,9 @@ export class DeliveryLog {
       if (r.status === 'received' && !this.statuses.has(r.id)) return;
       this.statuses.set(r.id, r.status);
       if (r.status === 'received') return;
-      const signature = this.pendingRecords.get(r.id)?.headers[HEADER.signature];
+      const signature = r.status === 'refused' && this.pendingRecords.get(r.id)?.headers[HEADER.signature];
       this.pendingRecords.delete(r.id);
-      if (r.status !== 'refused' || !signature) return;
+      if (!signature) return;
       // Bytes that did not verify prove nothing about later deliveries.
       const key = signatureKey(signature);
       if (this.signed.get(key)?.id === r.id) this.signed.delete(key);
