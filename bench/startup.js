@@ -31,17 +31,23 @@ const work = mkdtempSync(join(tmpdir(), 'mkt-bench-'));
 const sandbox = await startSandbox({ dataDir: join(work, 'sandbox'), port: 0 });
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MKT_')));
 delete env.NODE_EXTRA_CA_CERTS; // adds a fixed cost to every Node start; removed for every case alike
-Object.assign(env, {
-  HOME: work,
-  MKT_CONFIG_DIR: join(work, 'config'),
-  MKT_SITE_URL: sandbox.siteUrl,
-  MKT_CREDENTIAL_STORE: 'file',
-});
+Object.assign(env, { HOME: work, MKT_SITE_URL: sandbox.siteUrl, MKT_CREDENTIAL_STORE: 'file' });
 const key = sandbox.seed.test_key;
-if ((await run([bin, 'login', '--with-api-key'], key)) !== 0) throw new Error('login --with-api-key failed');
 const user = sandbox.seed.users[0].id;
 const app = sandbox.seed.app.id;
-if ((await run([bin, 'config', 'set', 'app', app])) !== 0) throw new Error('config set app failed');
+/**
+ * Each copy of mkt runs in a config folder of its own, signed in and with the app set by itself:
+ * each finds what it wrote (formats change between builds), as a user of that build would.
+ */
+const envs = new Map();
+async function signedIn(runJs, label) {
+  const own = { ...env, MKT_CONFIG_DIR: join(work, `config-${label}`) };
+  envs.set(runJs, own);
+  if ((await run([runJs, 'login', '--with-api-key'], key)) !== 0) throw new Error(`${label}: login failed`);
+  if ((await run([runJs, 'config', 'set', 'app', app])) !== 0) throw new Error(`${label}: config set failed`);
+}
+await signedIn(bin, 'this');
+for (const { dir, label } of others) await signedIn(join(dir, 'bin', 'run.js'), label);
 
 const mkt = (line, input) => [[bin, ...line.split(' ')], input];
 const cases = { "node -e ''": [['-e', '']], 'mkt --version': mkt('--version'), 'mkt --help': mkt('--help') };
@@ -173,7 +179,9 @@ rmSync(work, { recursive: true, force: true });
 function run(args, input, rss = false) {
   return new Promise((resolve) => {
     const [file, argv] = rss ? ['/usr/bin/time', ['-f', '%M', node, ...args]] : [node, args];
-    const child = spawn(file, argv, { env, stdio: ['pipe', 'ignore', rss ? 'pipe' : 'ignore'] });
+    // A copy's own config folder (signedIn); a bare Node gets that of this copy.
+    const own = envs.get(args[0]) ?? envs.get(bin);
+    const child = spawn(file, argv, { env: own, stdio: ['pipe', 'ignore', rss ? 'pipe' : 'ignore'] });
     let err = '';
     child.stderr?.setEncoding('utf8').on('data', (d) => (err += d));
     child.on('close', (code) => resolve(rss ? Number(err.trim().split('\n').pop()) : code));

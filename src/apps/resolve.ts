@@ -1,4 +1,6 @@
 import type { Deps } from '../deps.js';
+import type { Credential } from '../api/client.js';
+import { APP_ID } from '../auth/session.js';
 import { ApiError, MktError, UsageError } from '../errors.js';
 
 /**
@@ -17,29 +19,45 @@ export async function resolveAppId(
       hints,
     });
   }
-  if (!/^app_[A-Za-z0-9_-]+$/.test(app)) throw new UsageError(`"${app}" is not an app id (app_…).`);
+  if (!APP_ID.test(app)) throw new UsageError(`"${app}" is not an app id (app_…).`);
   return app;
 }
 
 const hints = ['mkt apps list', 'mkt apps use APP_ID'];
 
-/** The app of the API key in use; undefined when the credential is not a key. */
+/**
+ * The app of the API key in use; undefined when the credential is not a key. A stored key knows its
+ * app from sign-in; else `GET /apps` tells.
+ */
 async function keyApp(deps: Pick<Deps, 'session' | 'api'>): Promise<string | undefined> {
   const credential = await deps.session.credential();
   if (credential?.kind !== 'test_key' && credential?.kind !== 'live_key') return undefined;
-  let seen: string;
-  try {
-    const apps = await deps.api.list<{ id?: unknown }>('/apps');
-    if (apps.length === 1 && typeof apps[0]?.id === 'string') return apps[0].id;
-    seen = `it lists ${apps.length} apps`;
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    seen = `it answered ${err.status}`;
-  }
+  if (credential.app) return credential.app;
+  const listed = await listKeyApp(deps, credential);
+  if (typeof listed === 'string') return listed;
   throw new UsageError(
-    `No app given, and GET /apps does not tell which app this API key belongs to (${seen}): pass --app app_….`,
+    `No app given, and GET /apps does not tell which app this API key belongs to (${listed.seen}): pass --app app_….`,
     { code: 'app_required', hints },
   );
+}
+
+/** The one app `GET /apps` lists for an API key, or what it said instead. */
+async function listKeyApp(deps: Pick<Deps, 'api'>, credential: Credential): Promise<string | { seen: string }> {
+  try {
+    const apps = await deps.api.list<{ id?: unknown }>('/apps', { credential });
+    const id = apps[0]?.id;
+    if (apps.length === 1 && typeof id === 'string') return id;
+    return { seen: `it lists ${apps.length} apps` };
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    return { seen: `it answered ${err.status}` };
+  }
+}
+
+/** The app of an API key being signed in with (stored with it), or undefined when GET /apps does not tell. */
+export async function appOfKey(deps: Pick<Deps, 'api'>, credential: Credential): Promise<string | undefined> {
+  const listed = await listKeyApp(deps, credential).catch(() => undefined);
+  return typeof listed === 'string' && APP_ID.test(listed) ? listed : undefined;
 }
 
 /**

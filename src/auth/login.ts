@@ -1,4 +1,5 @@
 import type { Credential } from '../api/client.js';
+import { appOfKey } from '../apps/resolve.js';
 import { describeSiteSource, type Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
 import { storedClientSecret } from '../credentials/client-secret.js';
@@ -208,9 +209,10 @@ export async function loginWithApiKey(deps: Deps): Promise<{ kind: 'test_key' | 
       hints: ['mkt keys create --mode test   (a new key for your app)'],
     });
   }
+  const credential = { kind, secret: key, source: 'login' };
   let user: Profile;
   try {
-    user = await fetchProfile(deps, { kind, secret: key, source: 'login' });
+    user = await fetchProfile(deps, credential);
   } catch (err) {
     if (err instanceof AuthError) {
       throw new AuthError(
@@ -226,9 +228,11 @@ export async function loginWithApiKey(deps: Deps): Promise<{ kind: 'test_key' | 
     }
     throw err;
   }
+  // Stored with the key: later commands need no `GET /apps` to find its app.
+  const app = await appOfKey(deps, credential);
   const who = { id: user.id, email: user.email, name: user.name };
   await makeRoomFor(deps, who);
-  await deps.credentials.set(accounts.apiKey(deps.profile), storedKey(key, deps.siteUrl, who));
+  await deps.credentials.set(accounts.apiKey(deps.profile), storedKey(key, deps.siteUrl, who, app));
   await deps.credentials.delete(accounts.oauth(deps.profile));
   await markSignedIn(deps.credentials, deps.profile, true);
   if (deps.siteUrlSource === 'flag') await deps.config.set(deps.profile, 'site-url', deps.siteUrl);

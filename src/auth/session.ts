@@ -25,7 +25,12 @@ export interface StoredToken {
 /** What `auth status` reports and the API client sends. */
 export interface ResolvedCredential extends Credential {
   token?: StoredToken;
+  /** A stored key's app, when sign-in learnt it: no `GET /apps` to find it again. */
+  app?: string;
 }
+
+/** An app id as mkt takes it (`app_…`). */
+export const APP_ID = /^app_[A-Za-z0-9_-]+$/;
 
 /** The kind of a raw API key, or undefined when it is not a marketplace key. */
 export function apiKeyKind(key: string): 'test_key' | 'live_key' | undefined {
@@ -46,17 +51,24 @@ interface StoredKey {
   site_url?: string;
   /** Who `/whoami` said the key acts as, for `auth list` (keys stored before it have none). */
   user?: { id: string; email?: string; name?: string };
+  /** The key's app, as `GET /apps` named it at sign-in (a key acts for one app for good). */
+  app?: string;
 }
 
 /** The stored form of an API key for `siteUrl`. */
-export function storedKey(key: string, siteUrl: string, user?: StoredKey['user']): string {
-  return JSON.stringify({ key, site_url: siteUrl, user } satisfies StoredKey);
+export function storedKey(key: string, siteUrl: string, user?: StoredKey['user'], app?: string): string {
+  return JSON.stringify({ key, site_url: siteUrl, user, app } satisfies StoredKey);
 }
 
 function parseStoredKey(raw: string): StoredKey {
   try {
     const parsed = JSON.parse(raw) as Partial<StoredKey>;
-    if (typeof parsed.key === 'string') return { key: parsed.key, site_url: parsed.site_url };
+    if (typeof parsed.key === 'string')
+      return {
+        key: parsed.key,
+        site_url: parsed.site_url,
+        app: typeof parsed.app === 'string' && APP_ID.test(parsed.app) ? parsed.app : undefined,
+      };
   } catch {
     // stored before keys were bound to a site: a bare key
   }
@@ -144,7 +156,12 @@ export class Session implements AuthSource {
     if (key) {
       const kind = apiKeyKind(key.key);
       if (kind && this.keyForThisSite(key))
-        return { kind, secret: key.key, source: await this.storeKind(accounts.apiKey(this.deps.profile)) };
+        return {
+          kind,
+          secret: key.key,
+          source: await this.storeKind(accounts.apiKey(this.deps.profile)),
+          app: key.app,
+        };
     }
     let token = await this.storedToken();
     if (!token || !this.forThisSite(token)) return null;

@@ -302,7 +302,14 @@ describe('mkt login --with-api-key', () => {
         email: ctx.sandbox.seed.developer.email,
         name: ctx.sandbox.seed.developer.name,
       },
+      app: ctx.sandbox.seed.app.id,
     });
+    // The key's app, stored with it, saves every later command its `GET /apps`.
+    const plans = await runMkt(['plans', 'list', '--json', '--verbose'], ctx.dir, { env });
+    expect(plans.code).toBe(0);
+    expect(plans.stderr.match(/^> GET .*/gm)).toEqual([
+      expect.stringContaining(`/api/v1/apps/${ctx.sandbox.seed.app.id}/plans?`),
+    ]);
     const status = await runMkt(['auth', 'status'], ctx.dir, { env });
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/Credential:\s+test API key/);
