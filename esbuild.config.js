@@ -261,6 +261,18 @@ await script('mkt', {
         }));
       },
     },
+    {
+      name: 'autocomplete-summaries',
+      setup(b) {
+        b.onLoad(
+          { filter: /[\\/]plugin-autocomplete[\\/]lib[\\/]autocomplete[\\/](zsh|powershell)\.js$/ },
+          async (args) => ({
+            contents: patched(args.path, await readFile(args.path, 'utf8')),
+            loader: 'js',
+          }),
+        );
+      },
+    },
     sandboxApart,
     {
       // The plugins pin their own oclif; all of them use ours, so there is one oclif in a run.

@@ -78,6 +78,9 @@ export function colorOffTerminal(original: () => boolean): boolean {
   return !forced && !process.stdout.isTTY ? false : original();
 }
 
+/** plugin-autocomplete's rendering of a summary (zsh.js and powershell.js alike). */
+const AUTOCOMPLETE_RENDER = 'return ejs\n            .render(summary, { config: this.config })';
+
 /**
  * The bundle's text patches of oclif's files (esbuild.config.js): for each file under node_modules,
  * the texts replaced and what replaces them. Sorting the command ids with localeCompare builds ICU's
@@ -90,6 +93,7 @@ export function colorOffTerminal(original: () => boolean): boolean {
  * it pays (BENCHMARKS.md); a fourth (ansis's strip) no longer did and went.
  */
 export function oclifPatches(): Record<string, Array<[string, string]>> {
+  const autocompleteRender = `return (${renderTemplate})(summary, { config: this.config }, () => ejs.render(summary, { config: this.config }))`;
   return {
     '@oclif/core/lib/config/plugin.js': [
       [
@@ -97,6 +101,9 @@ export function oclifPatches(): Record<string, Array<[string, string]>> {
         `.sort(((order) => (a, b) => order(a.id, b.id))((${idOrder})()))`,
       ],
     ],
+    // `mkt autocomplete SHELL` renders every command's and flag's summary so, for zsh and PowerShell.
+    '@oclif/plugin-autocomplete/lib/autocomplete/powershell.js': [[AUTOCOMPLETE_RENDER, autocompleteRender]],
+    '@oclif/plugin-autocomplete/lib/autocomplete/zsh.js': [[AUTOCOMPLETE_RENDER, autocompleteRender]],
     '@oclif/core/lib/help/util.js': [
       [
         'return ejs_1.default.render(t, context);',

@@ -167,10 +167,13 @@ describe('the patched texts', () => {
   it('are each still in the oclif files the bundle patches (else the patch would silently do nothing)', () => {
     const root = createRequire(import.meta.url);
     for (const [file, replacements] of Object.entries(oclifPatches())) {
-      // string-width as oclif's help loads it; oclif's own files from @oclif/core.
+      // string-width as oclif's help loads it; oclif's own files from @oclif/core; the autocomplete
+      // plugin's from its folder.
       const path = file.startsWith('@oclif/core/')
         ? join(dirname(root.resolve('@oclif/core')), '..', file.slice('@oclif/core/'.length))
-        : require.resolve(file.replace(/\/index\.js$/, ''));
+        : file.startsWith('@oclif/plugin-autocomplete/')
+          ? fileURLToPath(new URL(`../../node_modules/${file}`, import.meta.url))
+          : require.resolve(file.replace(/\/index\.js$/, ''));
       const text = readFileSync(path, 'utf8');
       for (const [from] of replacements) expect(text, `${file}: ${from}`).toContain(from);
     }
