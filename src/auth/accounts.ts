@@ -178,14 +178,22 @@ export async function makeRoomFor(
   user: AccountUser,
 ): Promise<void> {
   const { credentials: store, profile } = deps;
-  await underLock(deps, profile, async () => {
+  /** Another account to park, and this user's kept copy to forget, as the store holds them now. */
+  const moves = async () => {
     const held = await activeHeld(store, profile);
     const active = held ? describe(profile, held, deps.siteUrl) : null;
-    if (active && !(active.site_url === siteKey(deps.siteUrl) && active.id === user.id))
-      await park(store, profile, deps.siteUrl);
+    const other = active && !(active.site_url === siteKey(deps.siteUrl) && active.id === user.id);
     const stale = (await keptIndex(store, profile)).find(
       (k) => k.site_url === siteKey(deps.siteUrl) && k.id === user.id,
     );
+    return { other, stale };
+  };
+  // The same user signing in again moves nothing: no lock to take (as if it came before any other).
+  const first = await moves();
+  if (!first.other && !first.stale) return;
+  await underLock(deps, profile, async () => {
+    const { other, stale } = await moves();
+    if (other) await park(store, profile, deps.siteUrl);
     if (stale) await forgetKept(store, profile, stale);
   });
 }

@@ -184,6 +184,7 @@ export class FileStore implements CredentialStore {
 
   async set(account: string, secret: string): Promise<void> {
     await this.change((all) => {
+      if (all[account] === secret) return false;
       all[account] = secret;
       return true;
     });
@@ -195,9 +196,12 @@ export class FileStore implements CredentialStore {
 
   /**
    * Read, change, write under the credential lock, read again once held, so that parallel sign-ins
-   * keep each other's secrets; nothing is written when `update` changed nothing.
+   * keep each other's secrets; nothing is written when `update` changed nothing. When a first read
+   * shows that it would change nothing (a key stored again, an absent entry deleted), the lock is not
+   * taken: as if the change came just before any other.
    */
-  private change(update: (all: Record<string, string>) => boolean): Promise<boolean> {
+  private async change(update: (all: Record<string, string>) => boolean): Promise<boolean> {
+    if (!update(await this.load())) return false;
     return withFileLock(
       this.lock,
       systemClock,
