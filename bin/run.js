@@ -43,6 +43,10 @@ function run(args) {
     return;
   }
   moveLeadingGlobalFlags(args);
+  // `mkt help [WORDS…]` prints what `mkt [WORDS…] --help` prints (the same screen, the same error for
+  // a word that is no command): taken that way, without loading oclif's help command first.
+  if (argv[0] === 'help' && argv.slice(1).every((a) => !a.startsWith('-')))
+    args.splice(2, argv.length, ...argv.slice(1), '--help');
   // mkt runs its bundle, never its TypeScript: under NODE_ENV=development or test (common in
   // developers' shells) oclif would otherwise load TypeScript (9 MB, 0.1 s a start) to look for sources.
   globalThis.oclif = Object.assign(globalThis.oclif || {}, { enableAutoTranspile: false });
