@@ -221,6 +221,26 @@ describe('DeliveryLog', () => {
     expect(reopened.lastSeq).toBe(40);
     await reopened.close();
   });
+  it('keeps every line another process appends between its writes, and still rotates', async () => {
+    const jdir = join(dir.path, 'shared');
+    const log = await DeliveryLog.open(jdir, { maxFileBytes: 2_000, keepFiles: 5 });
+    const { readJournal, summarize } = await import('../../src/webhooks/journal.js');
+    for (let i = 1; i <= 12; i++) {
+      await log.append(received(`dlv_${i}`, i));
+      // What `mkt webhooks resend` does: an outcome line appended to the same file (O_APPEND).
+      const { readdir } = await import('node:fs/promises');
+      const newest = (await readdir(jdir)).sort().at(-1)!;
+      const status = { t: 'status', id: `dlv_${i}`, at: new Date().toISOString(), status: 'forwarded' };
+      await appendFile(join(jdir, newest), `${JSON.stringify(status)}\n`);
+    }
+    await log.close();
+    const { readdir } = await import('node:fs/promises');
+    expect((await readdir(jdir)).length).toBeGreaterThan(1);
+    const rows = summarize(await readJournal(jdir));
+    expect(rows.map((d) => `${d.id}:${d.status}`)).toEqual(
+      Array.from({ length: 12 }, (_, i) => `dlv_${i + 1}:forwarded`),
+    );
+  });
   it('keeps the relay position given without a delivery, across reopening and rotation', async () => {
     const jdir = join(dir.path, 'pos');
     const log = await DeliveryLog.open(jdir, { maxFileBytes: 600, keepFiles: 2 });

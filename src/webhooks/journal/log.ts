@@ -80,6 +80,12 @@ export class DeliveryLog {
   /** Verified deliveries by the signature of their body (`signatureKey`), and when they arrived. */
   private readonly signed = new BoundedMap<string, { id: string; at: string }>(INDEX_CAP);
   private handle: FileHandle | undefined;
+  /**
+   * The file's size after our last write (undefined: read it with fstat). Another process's append
+   * (`resend`) is not in it: the file then rotates a little later, and a failed write is undone only
+   * when the file is exactly as we left it plus what we wrote (else it is ended, never truncated).
+   */
+  private size: number | undefined;
   private fileNo = 1;
   /** Bytes of refused deliveries in the current file, and how many were refused and not journaled. */
   private refusedBytes = 0;
@@ -207,9 +213,8 @@ export class DeliveryLog {
       }
       try {
         let data = Buffer.from(batch.text);
-        let size = this.handle ? fstatSync(this.handle.fd).size : undefined;
+        const size = this.handle ? (this.size ??= fstatSync(this.handle.fd).size) : undefined;
         if (size && size + data.length > this.options.maxFileBytes) {
-          size = undefined;
           await this.rotate();
           // Each file holds the resume point, so that it survives when old files are removed; it
           // goes after the batch, so that a write cut short never leaves it without the records it counts.
@@ -218,7 +223,7 @@ export class DeliveryLog {
             data = Buffer.concat([data, Buffer.from(`${JSON.stringify(position)}\n`)]);
           }
         }
-        await this.writeOut(data, size);
+        await this.writeOut(data);
         for (const r of batch.records) this.apply(r);
         batch.done();
       } catch (err) {
@@ -236,17 +241,18 @@ export class DeliveryLog {
    * Appends `data` (O_APPEND: after any line a `resend` appended meanwhile, never over it), on disk
    * when it resolves. A write that fails leaves the file as it was when it can (a full disk: its space
    * given back); else what it left of a line is ended by a newline before the next records.
-   * `size`: the file's size just read, when the caller has it (one fstat a group commit, not two).
    */
-  private async writeOut(data: Buffer, size?: number): Promise<void> {
+  private async writeOut(data: Buffer): Promise<void> {
     if (!this.handle) throw new Error('The journal is closed.');
     const bytes = this.torn ? Buffer.concat([Buffer.from('\n'), data]) : data;
-    const length = size ?? fstatSync(this.handle.fd).size;
+    const length = (this.size ??= fstatSync(this.handle.fd).size);
     const written = await writeAll(this.handle, bytes);
     if (written.error === undefined) {
       this.torn = false;
+      this.size = length + bytes.length;
       return;
     }
+    this.size = undefined; // read again before the next write
     const whole = written.bytes === bytes.length;
     if (fstatSync(this.handle.fd).size === length + written.bytes) {
       // Nobody else wrote meanwhile: back to as it was, or (the records whole) kept as written.
@@ -302,6 +308,7 @@ export class DeliveryLog {
   private async closeFile(): Promise<void> {
     const handle = this.handle;
     this.handle = undefined;
+    this.size = undefined;
     await handle?.close();
   }
 }
