@@ -107,12 +107,11 @@ if (process.argv[2] === '--bare' || process.argv[2] === '--durable') {
           starts.push([id, t0]);
           await new Promise((resolve, reject) => {
             const req = http.request(url, { method: 'POST', agent, headers }, (res) => {
-              res
-                .resume()
-                .on('end', () => {
-                  answers.push(now() - t0);
-                  res.statusCode < 300 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`));
-                });
+              res.resume().on('end', () => {
+                answers.push(now() - t0);
+                if (res.statusCode < 300) resolve();
+                else reject(new Error(`HTTP ${res.statusCode}`));
+              });
             });
             req.on('error', reject);
             req.end(body);
@@ -314,7 +313,13 @@ async function main() {
   }
   const rss = () =>
     Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]) / 1024;
-  const urls = { listen: listenUrl, compare: other?.url, durable: durableUrl, bare: bareUrl, direct: targetUrl };
+  const urls = {
+    listen: listenUrl,
+    compare: other?.url,
+    durable: durableUrl,
+    bare: bareUrl,
+    direct: targetUrl,
+  };
   const names = Object.keys(urls).filter((name) => urls[name]);
 
   let listenCount = 0;

@@ -42,7 +42,10 @@ async function keyApp(deps: Pick<Deps, 'session' | 'api'>): Promise<string | und
 }
 
 /** The one app `GET /apps` lists for an API key, or what it said instead. */
-async function listKeyApp(deps: Pick<Deps, 'api'>, credential: Credential): Promise<string | { seen: string }> {
+async function listKeyApp(
+  deps: Pick<Deps, 'api'>,
+  credential: Credential,
+): Promise<string | { seen: string }> {
   try {
     const apps = await deps.api.list<{ id?: unknown }>('/apps', { credential });
     const id = apps[0]?.id;
