@@ -31,6 +31,9 @@ export const HEADER = {
  */
 export const RATE_LIMITS = { test: 100, live: 1000, token: 1000 } as const;
 
+/** An app id as the marketplace writes it (`app_…`): the one check of one. */
+export const APP_ID = /^app_[A-Za-z0-9_-]+$/;
+
 /** Where the sandbox listens by default, and so the site used when nothing else is set. */
 export const DEFAULT_SANDBOX_PORT = 7878;
 

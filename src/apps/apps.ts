@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js';
 import { accounts } from '../credentials/accounts.js';
 import { confirmAction } from '../platform/prompts.js';
 import { checkUrl, optionalHttpUrl } from '../urls.js';
+import { APP_ID } from '../wire.js';
 import { resolveAppId } from './resolve.js';
 
 /** An application as the API answers it (unknown extra fields are kept). */
@@ -120,7 +121,7 @@ export async function deleteApp(
 /** Makes an app the profile's default after checking that it exists and the caller may see it. */
 export async function useApp(deps: AppDeps, input: { id: string }): Promise<App> {
   const { id } = input;
-  if (!/^app_[A-Za-z0-9_-]+$/.test(id)) {
+  if (!APP_ID.test(id)) {
     throw new UsageError(`"${id}" is not an app id (app_…).`, {
       code: 'invalid_app',
       hints: ['mkt apps list'],

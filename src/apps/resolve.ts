@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { Credential } from '../api/client.js';
-import { APP_ID } from '../auth/session.js';
+import { APP_ID } from '../wire.js';
 import { ApiError, MktError, UsageError } from '../errors.js';
 
 /**

@@ -6,6 +6,7 @@ import { accounts } from '../credentials/accounts.js';
 import { storedClientSecret } from '../credentials/client-secret.js';
 import { ApiError, AuthError, MktError, UsageError } from '../errors.js';
 import { withFileLock } from '../platform/lock-file.js';
+import { APP_ID } from '../wire.js';
 
 /** The OAuth token set as stored (JSON) in the credential store. */
 export interface StoredToken {
@@ -28,9 +29,6 @@ export interface ResolvedCredential extends Credential {
   /** A stored key's app, when sign-in learnt it: no `GET /apps` to find it again. */
   app?: string;
 }
-
-/** An app id as mkt takes it (`app_…`). */
-export const APP_ID = /^app_[A-Za-z0-9_-]+$/;
 
 /** The kind of a raw API key, or undefined when it is not a marketplace key. */
 export function apiKeyKind(key: string): 'test_key' | 'live_key' | undefined {

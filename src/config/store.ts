@@ -7,6 +7,7 @@ import { withFileLock } from '../platform/lock-file.js';
 import { checkPrivateFolder } from '../platform/private-folder.js';
 import { MktError, UsageError } from '../errors.js';
 import { checkUrl } from '../urls.js';
+import { APP_ID } from '../wire.js';
 
 /** A setting users may store per profile; `check` throws a UsageError saying what is wrong. */
 interface KeySpec {
@@ -32,7 +33,7 @@ export const CONFIG_KEYS: Record<string, KeySpec> = {
     description: 'default app for --app (app_…)',
     check: rule(
       'app',
-      (v) => /^app_[A-Za-z0-9_-]+$/.test(v),
+      (v) => APP_ID.test(v),
       (v) => `"${v}" is not an app id (app_…)`,
     ),
   },
