@@ -25,6 +25,10 @@ export async function loadJqFilter(expression: string, options: { terminal: bool
   // Its CommonJS build, through require: import() would start Node's ES module loader for it alone.
   const { createRequire } = process.getBuiltinModule('node:module');
   const { loadJq } = createRequire(import.meta.url)('jq-wasm') as { loadJq(): Promise<JqHandle> };
+  // jq's code as V8 first compiles it (Liftoff), never recompiled in the background: a --jq run is a
+  // few milliseconds, and the recompiling (TurboFan, on every core) held up the very request the
+  // command was waiting on (BENCHMARKS.md, --jq). Read when the module is compiled, just below.
+  process.getBuiltinModule('node:v8').setFlagsFromString('--liftoff-only');
   const jq = await loadJq();
   // jq exits 3 on a compile error only (a run on `null` that fails at run time exits 5).
   const check = jq.raw('null', expression, ['-c']);
