@@ -87,7 +87,9 @@ function bundle(which: BundleName): Loaded {
   const part = which === 'mkt' ? `-${commandPart()}` : '';
   const name = `${MKT_BUNDLE_HASHES[which]}${part}-node${process.version}-${process.arch}`;
   const cached = unsafe ? undefined : readCache(name);
-  const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData: cached?.data });
+  // The bundle is all ASCII (esbuild.config.js writes every other character as an escape): latin1
+  // reads it to the same string without UTF-8's checks, ~0.7 ms sooner for the CLI's 0.7 MB.
+  const script = new Script(readFileSync(file, 'latin1'), { filename: file, cachedData: cached?.data });
   const module = { exports: {} as Record<string, unknown> };
   const require = createRequire(file);
   // The bundle's import(): from here, beside it; Node's own modules as require gives them (no ESM
