@@ -194,7 +194,8 @@ export class ApiClient {
     for (let attempt = 0; ; attempt++) {
       await pacer?.take();
       this.log(
-        `> ${method} ${url.href} ${JSON.stringify(redactHeaders(headers))}${body ? ` ${redactBody(String(body))}` : ''}`,
+        () =>
+          `> ${method} ${url.href} ${JSON.stringify(redactHeaders(headers))}${body ? ` ${redactBody(String(body))}` : ''}`,
       );
       const started = clock.now();
       let res: HttpResponse;
@@ -213,7 +214,7 @@ export class ApiClient {
           this.options.env,
         );
       } catch (err) {
-        this.log(`< ${method} ${url.href} failed: ${(err as Error).message}`);
+        this.log(() => `< ${method} ${url.href} failed: ${(err as Error).message}`);
         // A POST or PATCH that may have reached the server is not repeated: it could act twice.
         if (
           err instanceof UnreachableError &&
@@ -229,7 +230,8 @@ export class ApiClient {
       }
       pacer?.observe(res.headers);
       this.log(
-        `< ${res.status} ${method} ${url.href} (${clock.now() - started} ms${requestIdNote(res.headers)}) ${JSON.stringify(redactHeaders(res.headers))} ${redactBody(res.text.slice(0, 2000))}`,
+        () =>
+          `< ${res.status} ${method} ${url.href} (${clock.now() - started} ms${requestIdNote(res.headers)}) ${JSON.stringify(redactHeaders(res.headers))} ${redactBody(res.text.slice(0, 2000))}`,
       );
       const retryable =
         res.status === 429 || ([502, 503, 504].includes(res.status) && SAFE_METHODS.has(method));
@@ -237,7 +239,7 @@ export class ApiClient {
       const wait = retryAfterMs(res.headers, clock.now()) ?? backoff(attempt);
       // A wait the server asks for beyond our limit, or beyond the deadline: its answer stands.
       if (wait > (this.options.maxRetryWaitMs ?? 60_000) || clock.now() + wait >= deadline) return res;
-      this.log(`  retrying in ${Math.round(wait)} ms (attempt ${attempt + 2} of ${maxRetries + 1})`);
+      this.log(() => `  retrying in ${Math.round(wait)} ms (attempt ${attempt + 2} of ${maxRetries + 1})`);
       await clock.sleep(wait, options.signal);
     }
   }
@@ -258,9 +260,9 @@ export class ApiClient {
         ...options.headers,
         ...credentialHeaders(credential),
       };
-      this.log(`> GET ${url.href} ${JSON.stringify(redactHeaders(headers))} (stream)`);
+      this.log(() => `> GET ${url.href} ${JSON.stringify(redactHeaders(headers))} (stream)`);
       const res = await openStream(url, headers, this.options.env, options.signal);
-      this.log(`< ${res.status} GET ${url.href} (stream)`);
+      this.log(() => `< ${res.status} GET ${url.href} (stream)`);
       if (res.status !== 401 || !credential || renewed || !this.options.auth?.afterUnauthorized) return res;
       const next = await this.options.auth.afterUnauthorized(credential);
       if (!next) return res;
@@ -356,8 +358,9 @@ export class ApiClient {
     return new ApiError(res.status, code || `http_${res.status}`, message, { hints });
   }
 
-  private log(line: string): void {
-    this.options.log?.(line);
+  /** A `--verbose` line, made only when there is a sink for it (redacting a body parses it). */
+  private log(line: () => string): void {
+    if (this.options.log) this.options.log(line());
   }
 }
 
