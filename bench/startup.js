@@ -3,7 +3,9 @@
 // measured in the same interleaved run (these machines are noisy: an absolute time alone means
 // little), then the peak memory of a short command. Targets (issue #35): every case ≤ 2.0× a bare
 // Node and no slower than the baseline build (--compare); peak RSS of a short command ≤ 1.5× a bare
-// Node process. Prints a table to publish as it is (BENCHMARKS.md), with the load average.
+// Node process. The commands that ask the API are also compared with a bare Node that makes one
+// request (node:http, the same sandbox): the baseline that keeps their promise. Prints tables to
+// publish as they are (BENCHMARKS.md), with the load average.
 // Usage: npm run build && node bench/startup.js [--rounds 15] [--node PATH] [--compare REV|DIR]...
 //   --node PATH    the Node that runs every case (default: this one), e.g.
 //                  test/package/node-versions/node_modules/node24/bin/node
@@ -13,7 +15,7 @@
 //   --compare DIR  the same from another copy of mkt: an installed package or a built checkout
 //                  (DIR holds its bin/run.js)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +82,27 @@ for (const line of [
 ])
   cases[`mkt ${line.replace(user, 'USER').replace(app, 'APP')}`] = mkt(line);
 cases['mkt login --with-api-key'] = mkt('login --with-api-key --profile other', key);
+// The floor of a command that asks the API: a bare Node that makes one request the same way
+// (node:http, the same sandbox) and prints the answer. Node's HTTP client alone costs ~0.4× a bare
+// start on its first request, which no command that asks the API can avoid.
+const REQUEST = 'node: one GET (node:http)';
+const getJs = join(work, 'get.cjs');
+writeFileSync(
+  getJs,
+  `require('node:http').get(process.env.MKT_SITE_URL + '/api/v1/whoami', { headers: { 'x-api-key': process.env.BENCH_KEY } }, (res) => res.pipe(process.stdout));`,
+);
+envs.set(getJs, { ...env, BENCH_KEY: key });
+cases[REQUEST] = [[getJs]];
+/** The cases that make a request (login two), compared with that floor too. */
+const asking = new Set(
+  Object.keys(cases).filter(
+    (name) =>
+      !name.includes('--help') &&
+      /^mkt (whoami --json|entitlements|apps (list|get)|plans list|keys list|auth status|api |login)/.test(
+        name,
+      ),
+  ),
+);
 // Each case again from each baseline whose manifest has its command (or, for a topic's help, one of
 // the topic's commands).
 const mine = Object.keys(cases).filter((name) => name.startsWith('mkt '));
@@ -149,6 +172,15 @@ for (const name of mine) {
   );
 }
 console.log(`| node -e '' | ${floor.toFixed(1)} | 1.00× |${others.map(() => ' | |').join('')} floor |`);
+const requestFloor = median(times[REQUEST]);
+console.log(
+  `\nThe commands that make a request, against ${REQUEST}: ${requestFloor.toFixed(1)} ms (${(requestFloor / floor).toFixed(2)}× node -e ''), the same interleaved rounds:\n`,
+);
+console.log('| case | median ms | × one GET |\n|---|---:|---:|');
+for (const name of asking) {
+  const m = median(times[name]);
+  console.log(`| ${name} | ${m.toFixed(1)} | ${(m / requestFloor).toFixed(2)}× |`);
+}
 console.log(
   `\nworst: ${Math.max(...ratios).toFixed(2)}× node -e ''; ${missed} of ${mine.length} case(s) missed; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at the end`,
 );
