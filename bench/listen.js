@@ -213,20 +213,10 @@ async function main() {
   async function startListen(bin, name, execArgv = []) {
     const outFile = join(dir, `${name}.out`);
     const out = openSync(outFile, 'w');
+    const listen = ['webhooks', 'listen', '--json', '--no-relay', '--forward-to', targetUrl];
     const child = spawn(
       process.execPath,
-      [
-        ...execArgv,
-        bin,
-        'webhooks',
-        'listen',
-        '--json',
-        '--no-relay',
-        '--forward-to',
-        targetUrl,
-        '--concurrency',
-        String(CONCURRENCY),
-      ],
+      [...execArgv, bin, ...listen, '--concurrency', String(CONCURRENCY)],
       {
         env: {
           ...process.env,

@@ -56,7 +56,7 @@ export default class Login extends BaseCommand<typeof Login> {
           { hints: ['mkt login --with-api-key < key.txt'] },
         );
       }
-      const { loginWithApiKey } = await import('../auth/login.js');
+      const { loginWithApiKey } = await import('../auth/api-key-login.js');
       await loginWithApiKey(deps);
       return;
     }
