@@ -8,9 +8,11 @@
 // listen ≥ 0.95× durable's throughput, p99 ≤ 2× durable's.
 //
 //   npm run build && node bench/listen.js [--deliveries 100000] [--rounds 5] [--per-round 3000]
-//                                         [--concurrency 32] [--cpu-prof DIR] [--bare-client undici]
+//                                         [--concurrency 32] [--forwards N] [--cpu-prof DIR] [--bare-client undici]
 //                                         [--compare DIR]
 //   --cpu-prof DIR   a V8 CPU profile of listen and one of the durable baseline, in DIR
+//   --forwards N     listen's --concurrency, its forwards in flight (default: the same as
+//                    --concurrency; the baselines forward without a limit; listen's own default is 8)
 //   --compare DIR    also the listen of another built copy of mkt (DIR holds its bin/run.js), in the
 //                    same rounds: an A/B of a change
 //
@@ -163,6 +165,7 @@ async function main() {
       rounds: { type: 'string', default: '5' },
       'per-round': { type: 'string', default: '3000' },
       concurrency: { type: 'string', default: '32' },
+      forwards: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'bare-client': { type: 'string', default: 'node:http' },
       compare: { type: 'string' },
@@ -216,7 +219,7 @@ async function main() {
     const listen = ['webhooks', 'listen', '--json', '--no-relay', '--forward-to', targetUrl];
     const child = spawn(
       process.execPath,
-      [...execArgv, bin, ...listen, '--concurrency', String(CONCURRENCY)],
+      [...execArgv, bin, ...listen, '--concurrency', args.forwards ?? String(CONCURRENCY)],
       {
         env: {
           ...process.env,
@@ -344,7 +347,7 @@ async function main() {
     `Load average before ${loadBefore}, after the rounds ${load()} (${cpus().length} cores); journal in ${dir}`,
   );
   console.log(
-    `Deliveries sender → receiver → target, each in its own process (${ROUNDS} interleaved rounds of ${PER_ROUND}, ${CONCURRENCY} in flight; medians; latency until the target has it, (+added) over direct; bare forwards with ${args['bare-client']}, listen with undici):`,
+    `Deliveries sender → receiver → target, each in its own process (${ROUNDS} interleaved rounds of ${PER_ROUND}, ${CONCURRENCY} in flight, listen's --concurrency ${args.forwards ?? CONCURRENCY}; medians; latency until the target has it, (+added) over direct; bare forwards with ${args['bare-client']}, listen with undici):`,
   );
   for (const name of names) console.log(fmt(name));
   // Each round's ratio to the round of `base` right after it (the disk and the machine change from
