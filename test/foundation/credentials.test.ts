@@ -197,7 +197,9 @@ describe('a keychain that appears after the file was used', () => {
     readonly kind = 'keychain';
     readonly location = 'OS keychain';
     readonly secrets = new Map<string, string>();
+    readonly reads: string[] = [];
     async get(account: string) {
+      this.reads.push(account);
       return this.secrets.get(account) ?? null;
     }
     async set(account: string, secret: string) {
@@ -225,6 +227,28 @@ describe('a keychain that appears after the file was used', () => {
       expect(keychain.secrets.get('default:oauth')).toBe('{"access_token":"at_2"}');
       expect(JSON.parse(await readFile(join(folder.path, 'credentials.json'), 'utf8'))).toEqual({});
       expect(notices.at(-1)).toContain('Moved a credential');
+    } finally {
+      await folder.remove();
+    }
+  });
+
+  it("reads a command's first secret as its probe of the keychain: one read, not two", async () => {
+    const folder = await tempDir();
+    try {
+      const keychain = new AnsweringKeychain();
+      keychain.secrets.set('default:api-key', '{"key":"test_1"}');
+      const auto = new AutoStore({ configDir: folder.path, notice: () => undefined, keychain });
+      expect(await auto.get('default:api-key')).toBe('{"key":"test_1"}');
+      expect(auto.kind).toBe('keychain');
+      expect(await auto.get('default:oauth')).toBeNull();
+      expect(keychain.reads).toEqual(['default:api-key', 'default:oauth']);
+      // A store before any read still probes first: a secret never goes to the file unasked.
+      const storing = new AnsweringKeychain();
+      await new AutoStore({ configDir: folder.path, notice: () => undefined, keychain: storing }).set(
+        'default:oauth',
+        '{"access_token":"at_1"}',
+      );
+      expect(storing.reads).toEqual(['probe']);
     } finally {
       await folder.remove();
     }
