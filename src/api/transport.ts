@@ -26,19 +26,37 @@ export interface HttpResponse {
 
 type Env = Record<string, string | undefined>;
 
-/** True when the environment names a proxy (HTTPS_PROXY, HTTP_PROXY, either case). */
-function proxyConfigured(env: Env): boolean {
-  return Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy);
+/**
+ * Whether a request to `url` goes through a proxy, by undici's rules (EnvHttpProxyAgent, which then
+ * carries it): HTTP_PROXY for http:, HTTPS_PROXY else HTTP_PROXY for https: (either case), unless
+ * NO_PROXY names its host (`*` for all; `host`, `.host` or `*.host` with its subdomains; `host:port`
+ * on that port only). A request that goes direct never loads undici (~100 ms a command where a
+ * proxy is set for other hosts, as it often is beside a local sandbox).
+ */
+function proxied(url: URL, env: Env): boolean {
+  const { httpProxy, httpsProxy, noProxy } = proxies(env);
+  if (!(url.protocol === 'https:' ? httpsProxy : httpProxy)) return false;
+  if (noProxy === '*') return false;
+  const host = url.host.replace(/:\d*$/, '').toLowerCase(); // an IPv6 address keeps its brackets
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  for (const entry of noProxy.split(/[,\s]/)) {
+    if (!entry) continue;
+    const withPort = /^(.+):(\d+)$/.exec(entry);
+    const name = (withPort ? withPort[1]! : entry).replace(/^\*?\./, '').toLowerCase();
+    const entryPort = withPort ? Number(withPort[2]) : 0;
+    if (entryPort && entryPort !== port) continue;
+    if (host === name || host.endsWith(`.${name}`)) return false;
+  }
+  return true;
 }
 
 /**
  * Sends a request. Direct connections use node:http (undici costs more to load than a whole `mkt
- * whoami`); with a proxy in the environment, undici's EnvHttpProxyAgent applies HTTPS_PROXY,
- * HTTP_PROXY and NO_PROXY.
+ * whoami`); a request that goes through a proxy (`proxied`), undici's EnvHttpProxyAgent.
  */
 export async function send(req: HttpRequest, env: Env): Promise<HttpResponse> {
   try {
-    return proxyConfigured(env) ? await sendViaUndici(req, env) : await sendDirect(req);
+    return proxied(req.url, env) ? await sendViaUndici(req, env) : await sendDirect(req);
   } catch (err) {
     throw toUnreachable(err, req);
   }
@@ -207,7 +225,7 @@ export async function openStream(
   env: Env,
   signal: AbortSignal,
 ): Promise<StreamResponse> {
-  if (proxyConfigured(env)) {
+  if (proxied(url, env)) {
     const { EnvHttpProxyAgent, request } = await import('undici');
     const dispatcher = new EnvHttpProxyAgent(proxies(env));
     signal.addEventListener('abort', () => void dispatcher.destroy(), { once: true });

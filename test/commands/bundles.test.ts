@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -119,5 +121,25 @@ describe('the bundle every command loads', () => {
     // A run that finds the cache good and whole leaves it as it is.
     await run(process.execPath, load, { cwd: root, env });
     expect((await stat(join(cache, 'code-cache', v8!))).mtimeMs).toBe(written);
+  });
+
+  it('loads undici only for a request that goes through a proxy, not for a NO_PROXY host', async () => {
+    const server = createServer((_req, res) =>
+      res.setHeader('content-type', 'application/json').end('{"id":"usr_1"}'),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const site = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // A proxy nobody answers at: a request sent through it would fail.
+    const env = { MKT_SITE_URL: site, MKT_API_KEY: 'test_bundles', HTTP_PROXY: 'http://127.0.0.1:9' };
+    try {
+      const direct = await noted('no-proxy', [MKT_BIN, 'api', 'GET', '/whoami'], {
+        ...env,
+        NO_PROXY: 'localhost,127.0.0.1',
+      });
+      expect(direct.modules.filter((m) => /node_modules[\\/]undici[\\/]/.test(m))).toEqual([]);
+      await expect(noted('proxy', [MKT_BIN, 'api', 'GET', '/whoami'], env)).rejects.toThrow(/Cannot reach/);
+    } finally {
+      server.close();
+    }
   });
 });
