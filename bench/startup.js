@@ -14,6 +14,8 @@
 //                  `npm ci` and `npm run build` there (once; kept for the next run, named by REV)
 //   --compare DIR  the same from another copy of mkt: an installed package or a built checkout
 //                  (DIR holds its bin/run.js)
+//   --keychain     also commands that read their key from the OS keychain, as a desktop user's do
+//                  (run under scripts/with-keyring.sh: a Secret Service in a private D-Bus session)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ import { startSandbox } from '../dist/sandbox/index.js';
 const option = (name) =>
   process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
 const rounds = Number(option('--rounds')) || 15;
+const keychain = process.argv.includes('--keychain');
 const node = option('--node') ?? process.execPath;
 const nodeVersion = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
 const others = process.argv.flatMap((a, i) => (a === '--compare' ? [baseline(process.argv[i + 1])] : []));
@@ -47,7 +50,12 @@ async function signedIn(runJs, label) {
   envs.set(runJs, own);
   if ((await run([runJs, 'login', '--with-api-key'], key)) !== 0) throw new Error(`${label}: login failed`);
   if ((await run([runJs, 'config', 'set', 'app', app])) !== 0) throw new Error(`${label}: config set failed`);
+  // The keychain's entries are the user's, not the folder's: a profile of each build's own.
+  if (keychain && (await run([runJs, 'login', '--with-api-key', '--profile', `kc-${label}`], key, KEYCHAIN)))
+    throw new Error(`${label}: login to the keychain failed`);
 }
+/** A case's environment: the store chosen as a user's is (the keychain when it answers). */
+const KEYCHAIN = { MKT_CREDENTIAL_STORE: undefined };
 await signedIn(bin, 'this');
 for (const { dir, label } of others) await signedIn(join(dir, 'bin', 'run.js'), label);
 
@@ -82,6 +90,13 @@ for (const line of [
 ])
   cases[`mkt ${line.replace(user, 'USER').replace(app, 'APP')}`] = mkt(line);
 cases['mkt login --with-api-key'] = mkt('login --with-api-key --profile other', key);
+if (keychain)
+  for (const line of ['whoami --json', `entitlements --json --user ${user}`])
+    cases[`mkt ${line.replace(user, 'USER')} (keychain)`] = [
+      [bin, ...line.split(' '), '--profile', 'kc-this'],
+      '',
+      KEYCHAIN,
+    ];
 // The floor of a command that asks the API: a bare Node that makes one request the same way
 // (node:http, the same sandbox) and prints the answer. Node's HTTP client alone costs ~0.4× a bare
 // start on its first request, which no command that asks the API can avoid.
@@ -109,13 +124,14 @@ const mine = Object.keys(cases).filter((name) => name.startsWith('mkt '));
 for (const { dir, label } of others) {
   const theirs = Object.keys(JSON.parse(readFileSync(join(dir, 'oclif.manifest.json'), 'utf8')).commands);
   for (const name of mine) {
-    const [[, ...argv], input] = cases[name];
+    const [[, ...argv], input, extra] = cases[name];
     const words = argv.filter((a) => !a.startsWith('-'));
     const has =
       words.length === 0 ||
       theirs.some((id) => id.split(':').every((part, i) => words[i] === part)) ||
       (words.length === 1 && theirs.some((id) => id.startsWith(`${words[0]}:`)));
-    if (has) cases[`${label}: ${name}`] = [[join(dir, 'bin', 'run.js'), ...argv], input];
+    const own = argv.map((a) => (a === 'kc-this' ? `kc-${label}` : a));
+    if (has) cases[`${label}: ${name}`] = [[join(dir, 'bin', 'run.js'), ...own], input, extra];
   }
 }
 
@@ -126,9 +142,9 @@ for (let round = 0; round < rounds + 1; round++) {
   // Rotate the order each round so no case always runs first (or after the same neighbour).
   const order = names.map((_, i) => names[(i + round) % names.length]);
   for (const name of order) {
-    const [args, input] = cases[name];
+    const [args, input, extra] = cases[name];
     const started = process.hrtime.bigint();
-    const code = await run(args, input);
+    const code = await run(args, input, extra);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     if (round === 0)
       codes[name] = code; // round 0 warms the file cache
@@ -189,7 +205,7 @@ console.log(
 if (spawnSync('/usr/bin/time', ['-f', '%M', node, '-e', '']).status === 0) {
   const rss = async (args) => {
     const kbs = [];
-    for (let i = 0; i < 5; i++) kbs.push(await run(args, '', true));
+    for (let i = 0; i < 5; i++) kbs.push(await run(args, '', {}, true));
     return median(kbs);
   };
   const bare = await rss(['-e', '']);
@@ -208,11 +224,13 @@ rmSync(work, { recursive: true, force: true });
  * Runs one case and resolves with its exit code (or, `rss` set, its peak RSS in KiB under GNU
  * time); asynchronous, because the sandbox answering it lives in this process.
  */
-function run(args, input, rss = false) {
+function run(args, input, extra = {}, rss = false) {
   return new Promise((resolve) => {
     const [file, argv] = rss ? ['/usr/bin/time', ['-f', '%M', node, ...args]] : [node, args];
-    // A copy's own config folder (signedIn); a bare Node gets that of this copy.
-    const own = envs.get(args[0]) ?? envs.get(bin);
+    // A copy's own config folder (signedIn); a bare Node gets that of this copy. `extra` changes it
+    // (a variable set to undefined is removed).
+    const own = { ...(envs.get(args[0]) ?? envs.get(bin)), ...extra };
+    for (const [k, v] of Object.entries(own)) if (v === undefined) delete own[k];
     const child = spawn(file, argv, { env: own, stdio: ['pipe', 'ignore', rss ? 'pipe' : 'ignore'] });
     let err = '';
     child.stderr?.setEncoding('utf8').on('data', (d) => (err += d));
