@@ -260,7 +260,19 @@ export class AutoStore implements CredentialStore {
 
   /** The store in use, probing the keychain the first time. */
   async resolve(): Promise<CredentialStore> {
-    return this.chosen ?? (await this.read('probe')).store;
+    return this.settled() ?? (await this.read('probe')).store;
+  }
+
+  /** The store chosen, or the one MKT_CREDENTIAL_STORE forces; undefined until a read decides. */
+  private settled(): CredentialStore | undefined {
+    const { forced, configDir } = this.options;
+    if (!this.chosen && forced === 'file') this.chosen = new FileStore(configDir);
+    if (!this.chosen && forced === 'keychain') this.chosen = this.keychain();
+    return this.chosen;
+  }
+
+  private keychain(): CredentialStore {
+    return this.options.keychain ?? new KeychainStore({ busAddress: this.options.busAddress });
   }
 
   /**
@@ -269,21 +281,17 @@ export class AutoStore implements CredentialStore {
    * key exchange, ~9 ms a command), else the file.
    */
   private async read(account: string): Promise<{ store: CredentialStore; value: string | null }> {
-    if (this.chosen) return { store: this.chosen, value: await this.chosen.get(account) };
-    const keychain = this.options.keychain ?? new KeychainStore({ busAddress: this.options.busAddress });
-    const file = new FileStore(this.options.configDir);
-    if (this.options.forced === 'file') this.chosen = file;
-    else if (this.options.forced === 'keychain') this.chosen = keychain;
-    else {
-      try {
-        const value = await keychain.get(account);
-        return { store: (this.chosen = keychain), value };
-      } catch (err) {
-        if (!(err instanceof KeychainUnavailableError)) throw err;
-        this.chosen = file;
-      }
+    const settled = this.settled();
+    if (settled) return { store: settled, value: await settled.get(account) };
+    const keychain = this.keychain();
+    try {
+      const value = await keychain.get(account);
+      return { store: (this.chosen = keychain), value };
+    } catch (err) {
+      if (!(err instanceof KeychainUnavailableError)) throw err;
+      this.chosen = new FileStore(this.options.configDir);
+      return { store: this.chosen, value: await this.chosen.get(account) };
     }
-    return { store: this.chosen, value: await this.chosen.get(account) };
   }
 
   /**

@@ -249,6 +249,15 @@ describe('a keychain that appears after the file was used', () => {
         '{"access_token":"at_1"}',
       );
       expect(storing.reads).toEqual(['probe']);
+      // MKT_CREDENTIAL_STORE=keychain chooses it without a probe.
+      const forced = new AnsweringKeychain();
+      await new AutoStore({
+        configDir: folder.path,
+        forced: 'keychain',
+        notice: () => undefined,
+        keychain: forced,
+      }).set('default:oauth', '{"access_token":"at_1"}');
+      expect(forced.reads).toEqual([]);
     } finally {
       await folder.remove();
     }
