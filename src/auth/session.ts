@@ -123,6 +123,12 @@ export function tokenFromResponse(
 export class Session implements AuthSource {
   /** The token this process refreshed to: not refreshed again while it is valid (one command, one refresh). */
   private refreshedTo: StoredToken | undefined;
+  /**
+   * The profile's entries as this command read them: it asks for its credential more than once (a
+   * check, then each request), and a keychain read is a D-Bus connection and a key exchange (~9 ms).
+   * Read again under the refresh lock, after a 401, and after a refresh.
+   */
+  private readonly read = new Map<string, Promise<string | null>>();
 
   constructor(protected readonly deps: SessionDeps) {}
 
@@ -181,15 +187,26 @@ export class Session implements AuthSource {
     if (failed.kind !== 'token' || failed.source === 'env' || !this.deps.tokenRequest) return null;
     // Refused right after we renewed it: renewing again would not help.
     if (this.justRefreshed(failed.secret)) return null;
-    const token = await this.storedToken();
+    const token = await this.storedToken(true);
     if (!token || !this.forThisSite(token)) return null;
     if (token.access_token !== failed.secret) return this.asCredential(token);
     return this.asCredential(await this.refresh(token, true));
   }
 
+  /** `account` as stored: as this command read it before, unless `fresh`. */
+  private stored(account: string, fresh = false): Promise<string | null> {
+    const known = fresh ? undefined : this.read.get(account);
+    if (known) return known;
+    const reading = this.deps.store.get(account);
+    this.read.set(account, reading);
+    // A failed read is not remembered.
+    reading.catch(() => this.read.get(account) === reading && this.read.delete(account));
+    return reading;
+  }
+
   /** The stored OAuth token set, or null when none (or an unreadable one) is stored. */
-  async storedToken(): Promise<StoredToken | null> {
-    const raw = await this.deps.store.get(accounts.oauth(this.deps.profile));
+  private async storedToken(fresh = false): Promise<StoredToken | null> {
+    const raw = await this.stored(accounts.oauth(this.deps.profile), fresh);
     if (!raw) return null;
     try {
       const token = JSON.parse(raw) as StoredToken;
@@ -205,7 +222,7 @@ export class Session implements AuthSource {
   }
 
   private async storedKey(): Promise<StoredKey | null> {
-    const raw = await this.deps.store.get(accounts.apiKey(this.deps.profile));
+    const raw = await this.stored(accounts.apiKey(this.deps.profile));
     return raw ? parseStoredKey(raw) : null;
   }
 
@@ -252,11 +269,15 @@ export class Session implements AuthSource {
     const { clock, profile } = this.deps;
     const lockPath = join(this.deps.configDir ?? '.', 'locks', `${profile}.refresh.lock`);
     return withFileLock(lockPath, clock, async () => {
-      const current = (await this.storedToken()) ?? seen;
+      const current = (await this.storedToken(true)) ?? seen;
       // Another process refreshed it, or (unless a 401 forces it) it is still good: nothing to spend.
       const changed = current.access_token !== seen.access_token;
       if (!this.expiresSoon(current) && (changed || !force)) return (this.refreshedTo = current);
-      return (this.refreshedTo = await this.spend(current));
+      try {
+        return (this.refreshedTo = await this.spend(current));
+      } finally {
+        this.read.delete(accounts.oauth(profile)); // stored anew, or forgotten
+      }
     });
   }
 
