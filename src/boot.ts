@@ -82,10 +82,9 @@ function bundle(which: BundleName): Loaded {
     });
   }
   const file = join(__dirname, `${which}.cjs`);
-  // One cache per bundle, part of the CLI, Node and architecture (V8 also rejects a cache from other
-  // V8 flags).
+  // One cache per bundle, part of the CLI, Node's options, Node and architecture.
   const part = which === 'mkt' ? `-${commandPart()}` : '';
-  const name = `${MKT_BUNDLE_HASHES[which]}${part}-node${process.version}-${process.arch}`;
+  const name = `${MKT_BUNDLE_HASHES[which]}${part}${optionsTag()}-node${process.version}-${process.arch}`;
   const cached = unsafe ? undefined : readCache(name);
   // The bundle is all ASCII (esbuild.config.js writes every other character as an escape): latin1
   // reads it to the same string without UTF-8's checks, ~0.7 ms sooner for the CLI's 0.7 MB.
@@ -147,6 +146,19 @@ function commandId(args: string[]): string | undefined {
   }
   // A topic: its own command (`autocomplete`), else none (its help).
   return words.length && existsSync(join(commands, ...words, 'index.js')) ? words.join('.') : undefined;
+}
+
+/**
+ * The options Node runs with (its command line and NODE_OPTIONS) as a short tag, '' for none. V8
+ * rejects a cache made under other flags: without the tag, two shells that differ by one option (a
+ * `--max-old-space-size` in NODE_OPTIONS) replaced each other's cache at every run, ~30 ms each.
+ */
+function optionsTag(): string {
+  const options = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ').trim();
+  if (!options) return '';
+  let hash = 0x811c9dc5; // FNV-1a: a name, not a check (what a cache may hold: readCache)
+  for (let i = 0; i < options.length; i++) hash = Math.imul(hash ^ options.charCodeAt(i), 0x01000193);
+  return `-o${(hash >>> 0).toString(16).padStart(8, '0')}`;
 }
 
 /** mkt's cache folder, where oclif puts it (Config.cacheDir: MKT_CACHE_DIR, XDG, per platform). */

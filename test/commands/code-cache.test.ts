@@ -78,6 +78,29 @@ describe('the code cache', () => {
     expect((await stat(file)).ino).toBe(written.ino);
   });
 
+  it('keeps one cache per set of Node options: runs that alternate them do not replace each other', async () => {
+    const cache = join(work.path, 'cache-options');
+    const run = (name: string, nodeOptions?: string) => {
+      const dir = join(work.path, name);
+      return mkdir(dir, { recursive: true }).then(() =>
+        runMkt(args, dir, { env: { MKT_CACHE_DIR: cache, NODE_OPTIONS: nodeOptions } }),
+      );
+    };
+    expect(await run('plain')).toEqual(reference);
+    const [plain] = await files(cache);
+    const written = await stat(join(cache, 'code-cache', plain!));
+    // V8 rejects a cache made under other flags: this run writes one of its own, tagged.
+    expect(await run('bigger-heap', '--max-old-space-size=512')).toEqual(reference);
+    const tagged = (await files(cache)).filter((f) => f !== plain && f.endsWith('.v8'));
+    expect(tagged).toHaveLength(1);
+    expect(tagged[0]).toMatch(/-command-help-o[0-9a-f]{8}-node/);
+    // And each is used as it is by the next run with its options.
+    expect(await run('plain-again')).toEqual(reference);
+    expect(await run('bigger-heap-again', '--max-old-space-size=512')).toEqual(reference);
+    expect((await stat(join(cache, 'code-cache', plain!))).mtimeMs).toBe(written.mtimeMs);
+    expect((await files(cache)).filter((f) => f.endsWith('.v8'))).toHaveLength(2);
+  });
+
   it("drops another build's cache unwritten for a week, and keeps a recent one", async () => {
     const cache = join(work.path, 'builds');
     await mkdir(join(cache, 'code-cache'), { recursive: true });
