@@ -27,6 +27,10 @@ const option = (name) =>
   process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
 const rounds = Number(option('--rounds')) || 15;
 const keychain = process.argv.includes('--keychain');
+if (keychain && process.platform === 'linux' && !process.env.DBUS_SESSION_BUS_ADDRESS) {
+  console.error('--keychain needs a Secret Service: run it under scripts/with-keyring.sh.');
+  process.exit(2);
+}
 const node = option('--node') ?? process.execPath;
 const nodeVersion = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
 const others = process.argv.flatMap((a, i) => (a === '--compare' ? [baseline(process.argv[i + 1])] : []));
