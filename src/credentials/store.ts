@@ -5,6 +5,7 @@ import { systemClock } from '../platform/clock.js';
 import { writeFileAtomic } from '../platform/fs-atomic.js';
 import { withFileLock } from '../platform/lock-file.js';
 import { MktError, UsageError } from '../errors.js';
+import { requireCommonJs } from '../platform/commonjs.js';
 import { sessionBusAnswers } from './dbus-probe.js';
 
 /** Where secrets live: the OS keychain, or an owner-only file where no keychain answers. */
@@ -55,12 +56,7 @@ export class KeychainStore implements CredentialStore {
       }
       this.busChecked = true;
     }
-    // Its CommonJS build, through require: import() would start Node's ES module loader for it alone
-    // (~10 ms on every command that reads a secret).
-    const { createRequire } = process.getBuiltinModule('node:module');
-    const { AsyncEntry } = createRequire(import.meta.url)(
-      '@napi-rs/keyring',
-    ) as typeof import('@napi-rs/keyring');
+    const { AsyncEntry } = requireCommonJs<typeof import('@napi-rs/keyring')>('@napi-rs/keyring');
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {

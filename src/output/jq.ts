@@ -4,6 +4,7 @@
 // a terminal). Why jq-wasm: docs/DECISIONS.md (--jq).
 import { MktError, UsageError } from '../errors.js';
 import { safeText } from './safe-text.js';
+import { requireCommonJs } from '../platform/commonjs.js';
 
 /**
  * A compiled --jq expression: `apply` turns one JSON value into the text to print ('' for none) and,
@@ -22,9 +23,7 @@ interface JqHandle {
  * naming the line and column jq gives. `terminal`: stdout is a terminal (indent, escape controls).
  */
 export async function loadJqFilter(expression: string, options: { terminal: boolean }): Promise<JqFilter> {
-  // Its CommonJS build, through require: import() would start Node's ES module loader for it alone.
-  const { createRequire } = process.getBuiltinModule('node:module');
-  const { loadJq } = createRequire(import.meta.url)('jq-wasm') as { loadJq(): Promise<JqHandle> };
+  const { loadJq } = requireCommonJs<{ loadJq(): Promise<JqHandle> }>('jq-wasm');
   // jq's code as V8 first compiles it (Liftoff), never recompiled in the background: a --jq run is a
   // few milliseconds, and the recompiling (TurboFan, on every core) held up the very request the
   // command was waiting on (BENCHMARKS.md, --jq). Read when the module is compiled, just below.
