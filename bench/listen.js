@@ -3,18 +3,22 @@
 //   - durable: the same promise as listen, and nothing else: HMAC over the raw body, the body appended
 //     to a file and on disk (O_APPEND|O_DSYNC, one write for the bodies that arrive together: group
 //     commit, as listen) before the 202, then the exact bytes and headers forwarded (keep-alive);
+//     with --durable-writes records, what listen journals instead of the bare body (its receipt with
+//     the headers, then the forward's outcome: listen's bytes on disk);
 //   - bare: the same without the file (verify, forward, answer once the target has it);
+// (both in bench/listen-baseline.js)
 // then the RSS of listen after warm-up and as it takes N deliveries in all. The issue's targets:
 // listen ≥ 0.95× durable's throughput, p99 ≤ 2× durable's.
 //
 //   npm run build && node bench/listen.js [--deliveries 100000] [--rounds 5] [--per-round 3000]
 //                                         [--concurrency 32] [--forwards N] [--cpu-prof DIR] [--bare-client undici]
-//                                         [--compare DIR]
+//                                         [--compare DIR] [--durable-writes body|records]
 //   --cpu-prof DIR   a V8 CPU profile of listen and one of the durable baseline, in DIR
 //   --forwards N     listen's --concurrency, its forwards in flight (default: the same as
 //                    --concurrency; the baselines forward without a limit; listen's own default is 8)
 //   --compare DIR    also the listen of another built copy of mkt (DIR holds its bin/run.js), in the
 //                    same rounds: an A/B of a change
+//   --durable-writes records   the durable baseline writes listen's JSON lines, not the bare body
 //
 // Fair by construction: listen, the bare server and the sender each run in a process of their own
 // (the target, which only notes arrivals, stays in this one). A delivery counts when the target has
@@ -22,8 +26,8 @@
 // clock, shared by the processes). "added" latency is that minus the same percentile sent straight to
 // the target.
 import { fork, spawn } from 'node:child_process';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, write } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,57 +35,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const SECRET = 'whsec_bench';
-const NEWLINE = Buffer.from('\n');
 const now = () => Number(process.hrtime.bigint()) / 1e6; // CLOCK_MONOTONIC: one clock for all processes
 
-if (process.argv[2] === '--bare' || process.argv[2] === '--durable') {
-  // The baselines: verify over the raw bytes in constant time, forward the same bytes and headers,
-  // with node:http's client (or undici's pool, as listen forwards, with --bare-client undici).
-  const targetUrl = process.argv[3];
-  const durable = process.argv[2] === '--durable' ? groupCommit(process.argv[5]) : undefined;
-  const agent = new http.Agent({ keepAlive: true });
-  const pool =
-    process.argv[4] === 'undici' ? new (await import('undici')).Pool(new URL(targetUrl).origin) : null;
-  const bare = http.createServer((req, res) => {
-    const chunks = [];
-    req
-      .on('data', (c) => chunks.push(c))
-      .on('end', () => {
-        const body = Buffer.concat(chunks);
-        const given = Buffer.from(String(req.headers['x-marketplace-signature']).slice(7), 'hex');
-        const want = createHmac('sha256', SECRET).update(body).digest();
-        if (given.length !== want.length || !timingSafeEqual(given, want)) return res.writeHead(401).end();
-        const { host: _host, connection: _connection, ...headers } = req.headers;
-        if (durable)
-          return durable(body).then(
-            () => {
-              res.writeHead(202).end();
-              const fwd = http.request(targetUrl, { method: 'POST', agent, headers }, (r) => r.resume());
-              fwd.on('error', () => {});
-              fwd.end(body);
-            },
-            () => res.writeHead(503).end(),
-          );
-        if (pool)
-          return pool
-            .request({ path: new URL(targetUrl).pathname, method: 'POST', headers, body })
-            .then((r) => r.body.dump())
-            .then(
-              () => res.writeHead(202).end(),
-              () => res.writeHead(502).end(),
-            );
-        const fwd = http.request(targetUrl, { method: 'POST', agent, headers }, (r) => {
-          r.resume().on('end', () => res.writeHead(202).end());
-        });
-        fwd.on('error', () => res.writeHead(502).end());
-        fwd.end(body);
-      });
-  });
-  bare.keepAliveTimeout = 30_000;
-  // Ends by itself when told (and so writes its profile under --cpu-prof).
-  process.on('SIGTERM', () => process.exit(0));
-  bare.listen(0, '127.0.0.1', () => process.send({ url: `http://127.0.0.1:${bare.address().port}/` }));
-} else if (process.argv[2] === '--sender') {
+if (process.argv[2] === '--sender') {
   // The sender: `count` signed deliveries, `concurrency` at a time (a slot frees on the answer).
   let agent;
   process.on('message', async ({ url, count, concurrency, prefix }) => {
@@ -127,37 +83,6 @@ if (process.argv[2] === '--bare' || process.argv[2] === '--durable') {
   await main();
 }
 
-/**
- * The durable baseline's file: `append(body)` resolves once the body is on disk. Bodies that arrive
- * while a write is in progress go out together in the next write (group commit), one line each.
- */
-function groupCommit(path) {
-  const fd = openSync(
-    path,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC,
-    0o600,
-  );
-  let queue = [];
-  let busy = false;
-  const flush = () => {
-    if (busy || queue.length === 0) return;
-    busy = true;
-    const batch = queue;
-    queue = [];
-    const data = Buffer.concat(batch.flatMap(({ body }) => [body, NEWLINE]));
-    write(fd, data, (err) => {
-      busy = false;
-      for (const { resolve, reject } of batch) (err ? reject : resolve)(err);
-      flush();
-    });
-  };
-  return (body) =>
-    new Promise((resolve, reject) => {
-      queue.push({ body, resolve, reject });
-      flush();
-    });
-}
-
 async function main() {
   const { values: args } = parseArgs({
     options: {
@@ -169,6 +94,7 @@ async function main() {
       'cpu-prof': { type: 'string' },
       'bare-client': { type: 'string', default: 'node:http' },
       compare: { type: 'string' },
+      'durable-writes': { type: 'string', default: 'body' },
     },
   });
   const TOTAL = Number(args.deliveries);
@@ -201,13 +127,19 @@ async function main() {
   process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
   // listen's journal and the durable baseline's file side by side, on the same file system.
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-'));
-  const bareChild = fork(self, ['--bare', targetUrl, args['bare-client']], { stdio: 'inherit' });
+  const baseline = fileURLToPath(new URL('listen-baseline.js', import.meta.url));
+  const bareChild = fork(baseline, ['bare', targetUrl, args['bare-client']], { stdio: 'inherit' });
   // With --cpu-prof the durable baseline is profiled too, beside listen (same folder).
   const profile = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
-  const durableChild = fork(self, ['--durable', targetUrl, args['bare-client'], join(dir, 'durable.log')], {
-    execArgv: profile,
-    stdio: 'inherit',
-  });
+  const durableMode = args['durable-writes'] === 'records' ? 'records' : 'durable';
+  const durableChild = fork(
+    baseline,
+    [durableMode, targetUrl, args['bare-client'], join(dir, 'durable.log')],
+    {
+      execArgv: profile,
+      stdio: 'inherit',
+    },
+  );
   const sender = fork(self, ['--sender'], { stdio: 'inherit' });
   children.push(bareChild, durableChild, sender);
   const bareUrl = await new Promise((r) => bareChild.once('message', (m) => r(m.url)));
@@ -360,6 +292,17 @@ async function main() {
     `ratio   listen/durable ${ratio('listen', 'durable')}  (targets: throughput ≥ 0.95×, p99 ≤ 2×; the same promise on both sides; medians of each round's ratio to the next)`,
   );
   console.log(`ratio   listen/bare    ${ratio('listen', 'bare')}  (bare writes nothing)`);
+  // What each wrote to disk a delivery (before the memory run below adds to listen's journal).
+  const bytes = (path) =>
+    statSync(path).isDirectory()
+      ? readdirSync(path).reduce((n, f) => n + bytes(join(path, f)), 0)
+      : path.endsWith('.jsonl') || path.endsWith('.log')
+        ? statSync(path).size
+        : 0;
+  const perDelivery = (path) => (bytes(path) / (WARM_UP + ROUNDS * PER_ROUND)).toFixed(0);
+  console.log(
+    `bytes on disk a delivery: listen ${perDelivery(join(dir, 'listen'))}, durable ${perDelivery(join(dir, 'durable.log'))} (--durable-writes ${args['durable-writes']})`,
+  );
   if (other) {
     console.log(`ratio   compare/durable ${ratio('compare', 'durable')}  (--compare ${args.compare})`);
     console.log(`ratio   listen/compare ${ratio('listen', 'compare')}`);

@@ -13,12 +13,10 @@ import { oclifPatches } from '../build/platform/oclif-patches.js';
 
 const root = resolve(import.meta.dirname, '..');
 const files = Object.keys(oclifPatches());
-const strip = files.filter((f) => f.startsWith('@oclif/core/lib/help/') && !f.endsWith('util.js'));
 const variants = {
   'all patches (kept)': [],
   'without: command ids sorted without ICU': ['@oclif/core/lib/config/plugin.js'],
   'without: help text rendered without ejs': ['@oclif/core/lib/help/util.js'],
-  'without: strip without ansis': strip,
   'without: ASCII width without string-width': ['string-width/index.js'],
   'no patch': files,
 };
