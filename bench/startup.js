@@ -19,6 +19,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../dist/sandbox/index.js';
@@ -114,6 +115,23 @@ writeFileSync(
 );
 envs.set(getJs, { ...env, BENCH_KEY: key });
 cases[REQUEST] = [[getJs]];
+// The floor of `--jq`: the same GET with jq-wasm loaded and run as mkt runs it (Liftoff only; the
+// expression checked on null before the request, then applied to the answer).
+const JQ = 'node: one GET, then jq (jq-wasm)';
+const getJqJs = join(work, 'get-jq.cjs');
+writeFileSync(
+  getJqJs,
+  `require('node:v8').setFlagsFromString('--liftoff-only');
+require(${JSON.stringify(createRequire(import.meta.url).resolve('jq-wasm'))}).loadJq().then((jq) => {
+  jq.raw('null', '.email', ['-c']);
+  require('node:http').get(process.env.MKT_SITE_URL + '/api/v1/whoami', { headers: { 'x-api-key': process.env.BENCH_KEY } }, (res) => {
+    let body = '';
+    res.setEncoding('utf8').on('data', (d) => (body += d)).on('end', () => process.stdout.write(jq.raw(body, '.email', ['-c']).stdout));
+  });
+});`,
+);
+envs.set(getJqJs, { ...env, BENCH_KEY: key });
+cases[JQ] = [[getJqJs]];
 /** The cases that make a request (login two), compared with that floor too. */
 const asking = new Set(
   Object.keys(cases).filter(
@@ -203,6 +221,10 @@ for (const name of asking) {
   const m = median(times[name]);
   console.log(`| ${name} | ${m.toFixed(1)} | ${(m / requestFloor).toFixed(2)}× |`);
 }
+const jqFloor = median(times[JQ]);
+console.log(
+  `\n\`mkt whoami --jq .email\` against ${JQ}: ${(median(times['mkt whoami --jq .email']) / jqFloor).toFixed(2)}× (the floor ${jqFloor.toFixed(1)} ms, ${(jqFloor / floor).toFixed(2)}× node -e '')`,
+);
 console.log(
   `\nworst: ${Math.max(...ratios).toFixed(2)}× node -e ''; ${missed} of ${mine.length} case(s) missed; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at the end`,
 );
