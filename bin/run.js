@@ -52,16 +52,19 @@ function run(args) {
   globalThis.oclif = Object.assign(globalThis.oclif || {}, { enableAutoTranspile: false });
   // src/boot.ts keeps the bundle compiled, and turns Node's compile cache on in the same checked
   // folder (never Node's default, the shared temporary folder).
-  let oclif;
+  let boot;
   try {
-    oclif = require('../dist/oclif.js');
+    boot = require('../dist/boot.js');
   } catch (err) {
     // A clone that was never built: one sentence and the command that builds it, not a Node stack.
-    if (err.code !== 'MODULE_NOT_FOUND' || !/dist[\\/]oclif\.js/.test(String(err.message))) throw err;
+    if (err.code !== 'MODULE_NOT_FOUND' || !/dist[\\/]boot\.js/.test(String(err.message))) throw err;
     process.stderr.write('Error: mkt is not built yet in this folder.\n  Try: npm run build\n');
     process.exit(1);
   }
-  oclif.execute({ dir: require('path').join(__dirname, '..') });
+  // A help screen this build printed before, for this terminal and environment: printed again
+  // without oclif (src/boot.ts, helpFromCache).
+  if (boot.helpFromCache(args.slice(2))) return;
+  require('../dist/oclif.js').execute({ dir: require('path').join(__dirname, '..') });
 }
 
 /**

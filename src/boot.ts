@@ -70,15 +70,15 @@ export function loadSandbox(): Record<string, unknown> {
 function bundle(which: BundleName): Loaded {
   const known = bundles.get(which);
   if (known) return known;
-  if (unsafe === null) {
-    unsafe = unsafeFolder();
+  if (bundles.size === 0) {
+    checkFolder();
     if (unsafe && process.argv.includes('--verbose'))
       process.stderr.write(`Not using the compiled-code cache: ${unsafe}; compiling from source.\n`);
     // Node keeps what loads after this (the commands' entry files, undici, the prompts) compiled in the
     // same checked folder: never in its default, the shared temporary folder.
     if (!unsafe) enableCompileCache(join(folder, 'node'));
     process.once('exit', () => {
-      for (const loaded of bundles.values()) if (loaded.grew) writeCache(loaded);
+      for (const loaded of bundles.values()) if (loaded.grew && !unsafe) writeCache(loaded);
     });
   }
   const file = join(__dirname, `${which}.cjs`);
@@ -118,6 +118,73 @@ function bundle(which: BundleName): Loaded {
   return loaded;
 }
 
+/** Whether the cache folder is this user's alone (`unsafe` undefined), checked once a run. */
+function checkFolder(): void {
+  if (unsafe === null) unsafe = unsafeFolder();
+}
+
+/**
+ * The environment variables a help screen's text may depend on: those oclif, its colour checks
+ * (supports-color, ansis), debug and mkt read while one is printed. test/commands/help-cache.test.ts
+ * prints every help screen with every read recorded and fails on a variable this does not match.
+ */
+export const HELP_ENV =
+  /^(MKT_|OCLIF_|DEBUG|LC_|LANG|XDG_|TERM|COLORTERM$|FORCE_COLOR$|NO_COLOR$|NODE_|CI|TF_BUILD$|TEAMCITY_VERSION$|TRAVIS$|APPVEYOR$|GITLAB_CI$|GITHUB_ACTIONS$|BUILDKITE$|DRONE$|AGENT_NAME$|HOME$|SHELL$|PM2_HOME$|NEXT_RUNTIME$|__IS_WSL_TEST__$)/;
+
+/**
+ * A help screen (`mkt [WORDS…] --help`, which `mkt help [WORDS…]` also is) printed as this build
+ * printed it before for the same terminal and environment, without loading oclif: about half of a
+ * help screen's start (BENCHMARKS.md, issue 35, fifth pass). True when it was printed. Else, for a
+ * help screen, the text this run prints is kept for the next (when it ends with 0 and wrote nothing
+ * to stderr). Its key, written in full at the top of the file, is all the text depends on: the
+ * build, Node (the root screen shows its version), the words, whether stdout and stderr are
+ * terminals and stdout's width, and the variables HELP_ENV matches.
+ */
+export function helpFromCache(args: string[]): boolean {
+  const words = args.slice(0, -1);
+  if (args.at(-1) !== '--help' || !words.every((w) => /^[a-z][a-z0-9-]*$/.test(w))) return false;
+  checkFolder();
+  if (unsafe) return false;
+  const env = Object.keys(process.env)
+    .filter((k) => HELP_ENV.test(k))
+    .sort()
+    .map((k) => [k, process.env[k]]);
+  const { stdout, stderr } = process;
+  const terminal = [stdout.isTTY ? stdout.columns : 0, stderr.isTTY === true];
+  const key = JSON.stringify([MKT_BUNDLE_HASHES.mkt, process.version, process.arch, words, terminal, env]);
+  const file = `${MKT_BUNDLE_HASHES.mkt}-help-${fnv(key)}.txt`;
+  const kept = readOwn(join(folder, file));
+  const eol = kept?.indexOf(10) ?? -1;
+  if (kept && eol >= 0 && kept.subarray(0, eol).toString() === key) {
+    stdout.write(kept.subarray(eol + 1));
+    return true;
+  }
+  const text: string[] = [];
+  let clean = true;
+  const write = stdout.write.bind(stdout);
+  stdout.write = ((chunk: unknown, ...rest: never[]) => {
+    if (typeof chunk === 'string') text.push(chunk);
+    else clean = false;
+    return write(chunk as string, ...rest);
+  }) as typeof stdout.write;
+  const writeErr = stderr.write.bind(stderr);
+  stderr.write = ((...a: Parameters<typeof stderr.write>) => {
+    clean = false;
+    return writeErr(...a);
+  }) as typeof stderr.write;
+  process.once('exit', (code) => {
+    if (code === 0 && clean) writeOwn(file, `${key}\n`, Buffer.from(text.join('')));
+  });
+  return false;
+}
+
+/** FNV-1a of `text` as 8 hex digits: a file's name, never a check of its contents. */
+function fnv(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(16).padStart(8, '0');
+}
+
 /**
  * The part of the CLI this run is, which has a code cache of its own: the command's words as
  * dist/commands has them (`config.get`), `command-help` for any command's help screen, or `help` for
@@ -155,10 +222,7 @@ function commandId(args: string[]): string | undefined {
  */
 function optionsTag(): string {
   const options = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ').trim();
-  if (!options) return '';
-  let hash = 0x811c9dc5; // FNV-1a: a name, not a check (what a cache may hold: readCache)
-  for (let i = 0; i < options.length; i++) hash = Math.imul(hash ^ options.charCodeAt(i), 0x01000193);
-  return `-o${(hash >>> 0).toString(16).padStart(8, '0')}`;
+  return options ? `-o${fnv(options)}` : '';
 }
 
 /** mkt's cache folder, where oclif puts it (Config.cacheDir: MKT_CACHE_DIR, XDG, per platform). */
@@ -231,30 +295,37 @@ function readCache(name: string): { keys: string[]; data: Buffer } | undefined {
   }
 }
 
-/** Replaces the cache in one rename (concurrent runs each write whole files) and drops stale ones. */
-function writeCache({ script, name, keys: used }: Loaded): void {
-  const cacheFile = join(folder, `${name}.v8`);
-  const temp = `${cacheFile}.${process.pid}.tmp`;
+/** A bundle's code cache: a line naming it, with the module keys it has seen, then V8's data. */
+function writeCache({ script, name, keys }: Loaded): void {
+  writeOwn(`${name}.v8`, `${FORMAT} ${name} ${JSON.stringify([...keys])}\n`, script.createCachedData());
+}
+
+/**
+ * Writes FILE of the cache folder (a head line, then the data) in one rename, so concurrent runs each
+ * write whole files, and drops stale ones.
+ */
+function writeOwn(file: string, head: string, data: Buffer): void {
+  const path = join(folder, file);
+  const temp = `${path}.${process.pid}.tmp`;
   try {
     // The user's own, like the code it holds: runs load it as they load mkt itself.
     if (unsafe) return;
-    const header = `${FORMAT} ${name} ${JSON.stringify([...used])}\n`;
     const fd = openSync(temp, 'wx', 0o600);
     try {
-      writeFileSync(fd, Buffer.concat([Buffer.from(header), script.createCachedData()]));
-      // On disk before it takes the name: after a crash the cache is the old one or the new one whole,
-      // never a torn one (V8 checks its header, not its data).
+      writeFileSync(fd, Buffer.concat([Buffer.from(head), data]));
+      // On disk before it takes the name: after a crash the file is the old one or the new one whole,
+      // never a torn one (V8 checks a code cache's header, not its data).
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(temp, cacheFile);
-    // Another build's cache unwritten for a week: most likely an older mkt's (one in use is rewritten);
+    renameSync(temp, path);
+    // Another build's file unwritten for a week: most likely an older mkt's (one in use is rewritten);
     // and the key an older mkt kept for its keyed hash, of no use now.
     for (const entry of readdirSync(folder))
       if (
         entry === 'key' ||
-        (entry.endsWith('.v8') &&
+        ((entry.endsWith('.v8') || entry.endsWith('.txt')) &&
           !Object.values(MKT_BUNDLE_HASHES).some((hash) => entry.startsWith(hash)) &&
           statSync(join(folder, entry)).mtimeMs < Date.now() - WEEK)
       )

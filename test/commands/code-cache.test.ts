@@ -18,12 +18,17 @@ beforeAll(async () => {
 });
 afterAll(() => work.remove());
 
-/** `mkt config get --help` with its own config folder and the given cache folder. */
+/**
+ * `mkt config get --help` with its own config folder and the given cache folder. Each run has a
+ * variable of its own, part of a kept help screen's key (src/boot.ts, helpFromCache): every run
+ * renders its screen through the code cache, none prints one kept by an earlier run.
+ */
 async function mkt(name: string, cacheDir: string, argv = args): Promise<MktResult> {
   const dir = join(work.path, name);
   await mkdir(dir, { recursive: true });
-  return runMkt(argv, dir, { env: { MKT_CACHE_DIR: cacheDir } });
+  return runMkt(argv, dir, { env: { MKT_CACHE_DIR: cacheDir, MKT_TEST_RUN: `${name}-${++runs}` } });
 }
+let runs = 0;
 
 /** A cache file's first line: its name, then the module keys it has seen. */
 async function header(file: string): Promise<[string, string[]]> {
@@ -32,9 +37,9 @@ async function header(file: string): Promise<[string, string[]]> {
   return [line.slice(0, at), JSON.parse(line.slice(at + 1))];
 }
 
-/** The files in the cache folder's code-cache/ (none when it does not exist). */
+/** The code caches in the cache folder's code-cache/ (none when it does not exist). */
 async function files(cacheDir: string): Promise<string[]> {
-  return readdir(join(cacheDir, 'code-cache')).catch(() => []);
+  return (await readdir(join(cacheDir, 'code-cache')).catch(() => [])).filter((f) => !f.endsWith('.txt'));
 }
 
 describe('the code cache', () => {

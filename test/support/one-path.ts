@@ -41,8 +41,15 @@ export function useOnePath(): OnePath {
     await mkdir(join(reference.path, 'bin'));
     const bin = await readFile(MKT_BIN, 'utf8');
     expect(bin).toContain("require('../dist/oclif.js')");
+    expect(bin).toContain("require('../dist/boot.js')");
     referenceBin = join(reference.path, 'bin', 'run.js');
-    await writeFile(referenceBin, bin.replace("require('../dist/oclif.js')", "require('@oclif/core')"));
+    // oclif as it is published, and no help screen kept by the bundle's boot (src/boot.ts).
+    await writeFile(
+      referenceBin,
+      bin
+        .replace("require('../dist/oclif.js')", "require('@oclif/core')")
+        .replace("require('../dist/boot.js')", '{ helpFromCache: () => false }'),
+    );
     await copyFile(join(root, 'bin', 'package.json'), join(reference.path, 'bin', 'package.json'));
     await promisify(execFile)(process.execPath, [join(root, 'node_modules/oclif/bin/run.js'), 'manifest'], {
       cwd: reference.path,
