@@ -18,9 +18,17 @@ export const flags = {
     Flags.boolean({ char: 'y', description: 'do not ask for confirmation (required without a terminal)' }),
 };
 
+/**
+ * A positional argument, never taken from stdin: oclif's parser reads a piped stdin for an argument
+ * not given, so `mkt apps get --app "$a"` in a `while read a` loop swallowed the loop's input, and
+ * each such run waited for stdin to close. A command that reads stdin says so and reads it itself.
+ */
+export const arg = ((options: Parameters<typeof Args.string>[0] = {}) =>
+  Args.string({ ...options, ignoreStdin: true })) as typeof Args.string;
+
 /** The app an `apps` command acts on, as users type it: `mkt apps get APP` (or `--app APP`). */
 export const appArg = {
-  app: Args.string({
+  app: arg({
     description: "app id (app_…); default: --app, the API key's own app, else the profile's app",
   }),
 };

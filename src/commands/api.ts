@@ -1,6 +1,7 @@
-import { Args, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { callApi } from '../api/raw.js';
+import { arg } from '../flags.js';
 
 export default class Api extends BaseCommand<typeof Api> {
   static summary = 'Make an authenticated request to the marketplace API and print the JSON response.';
@@ -14,12 +15,12 @@ export default class Api extends BaseCommand<typeof Api> {
   ];
   static enableJsonFlag = true;
   static args = {
-    method: Args.string({
+    method: arg({
       required: true,
       description: 'HTTP method',
       options: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'get', 'post', 'put', 'patch', 'delete'],
     }),
-    path: Args.string({ required: true, description: 'path under {base_url}, such as /whoami' }),
+    path: arg({ required: true, description: 'path under {base_url}, such as /whoami' }),
   };
   static flags = {
     field: Flags.string({

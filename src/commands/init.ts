@@ -1,5 +1,6 @@
-import { Args, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
+import { arg } from '../flags.js';
 
 export default class Init extends BaseCommand<typeof Init> {
   static summary =
@@ -15,7 +16,7 @@ free plan and a test user to sign in as. Then: \`mkt dev\` in DIR.`;
     '<%= config.bin %> init billing-bot --name "Billing Bot" --template python --port 5050',
   ];
   static enableJsonFlag = true;
-  static args = { dir: Args.string({ description: 'folder to create (default: from the name)' }) };
+  static args = { dir: arg({ description: 'folder to create (default: from the name)' }) };
   static flags = {
     name: Flags.string({ description: "the app's display name" }),
     template: Flags.string({

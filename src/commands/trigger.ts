@@ -1,7 +1,7 @@
-import { Args, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { UsageError } from '../errors.js';
-import { flags } from '../flags.js';
+import { arg, flags } from '../flags.js';
 import { EVENT_NAMES, buildEventData, checkEventName, triggerEvent } from '../simulator/events.js';
 
 export default class Trigger extends BaseCommand<typeof Trigger> {
@@ -19,7 +19,7 @@ changes nothing (the delivery is marked X-Marketplace-Simulated: synthetic). Tes
     '<%= config.bin %> trigger subscription.cancelled --synthetic --set data.plan=legacy-plan',
   ];
   static enableJsonFlag = true;
-  static args = { event: Args.string({ description: `event to send: ${EVENT_NAMES.join(', ')}` }) };
+  static args = { event: arg({ description: `event to send: ${EVENT_NAMES.join(', ')}` }) };
   static flags = {
     app: flags.app(),
     user: Flags.string({ description: 'data.user_id (usr_…)' }),

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { baseEnv, MKT_BIN, runMkt, tempDir } from '../support/cli.js';
 import { typeInTerminal } from '../support/terminal.js';
 
@@ -100,5 +102,21 @@ describe('words a command does not take, and commands a topic does not have', ()
     const res = await runMkt(['entitlements', '--fature', 'export'], dir.path);
     expect(res.stderr).toContain('Unknown flag --fature. Did you mean --feature?');
     expect(res.code).toBe(2);
+  });
+
+  it('an argument left out is never read from stdin: a shell loop keeps its input', async () => {
+    // oclif's parser takes a missing argument from a piped stdin: the first `mkt` of a `while read`
+    // loop read the loop's remaining lines as its argument. Now each run says what it misses.
+    const loop = `printf 'one\\ntwo\\nthree\\n' | while read x; do "$NODE" "$MKT" config get 2>>"$ERR"; echo "$x"; done`;
+    const err = `${dir.path}/loop-stderr.txt`;
+    const res = spawnSync('sh', ['-c', loop], {
+      env: { ...baseEnv(dir.path), NODE: process.execPath, MKT: MKT_BIN, ERR: err },
+      encoding: 'utf8',
+    });
+    expect(res.stdout).toBe('one\ntwo\nthree\n');
+    expect(readFileSync(err, 'utf8')).toContain('Missing');
+    // Given on stdin alone, it is not taken either.
+    const piped = await runMkt(['config', 'get'], dir.path, { input: 'app\n' });
+    expect(piped.code).toBe(2);
   });
 });

@@ -1,6 +1,6 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { useApp } from '../../apps/apps.js';
+import { arg } from '../../flags.js';
 
 export default class AppsUse extends BaseCommand<typeof AppsUse> {
   static summary = "Set the profile's default app, used when --app is left out.";
@@ -10,7 +10,7 @@ export default class AppsUse extends BaseCommand<typeof AppsUse> {
     '<%= config.bin %> apps use app_123 --profile staging',
   ];
   static enableJsonFlag = true;
-  static args = { app: Args.string({ required: true, description: 'app id (app_…)' }) };
+  static args = { app: arg({ required: true, description: 'app id (app_…)' }) };
 
   async run() {
     const deps = await this.deps();

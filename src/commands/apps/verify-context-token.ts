@@ -1,6 +1,6 @@
-import { Args, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { flags } from '../../flags.js';
+import { arg, flags } from '../../flags.js';
 
 export default class AppsVerifyContextToken extends BaseCommand<typeof AppsVerifyContextToken> {
   static summary = 'Check the context token an embedded page received, and say why it fails.';
@@ -16,7 +16,7 @@ credential store (filled by \`mkt apps create\` and \`apps rotate-secret\`), nev
   ];
   static enableJsonFlag = true;
   static args = {
-    token: Args.string({ description: 'the context_token value, or the framed page URL (default: stdin)' }),
+    token: arg({ description: 'the context_token value, or the framed page URL (default: stdin)' }),
   };
   static flags = {
     app: flags.app(),

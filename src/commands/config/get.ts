@@ -1,8 +1,8 @@
-import { Args } from '@oclif/core';
 import { describeSiteSource } from '../../deps.js';
 import { BaseCommand } from '../../base-command.js';
 import { validateSetting } from '../../config/store.js';
 import { MktError } from '../../errors.js';
+import { arg } from '../../flags.js';
 
 export default class ConfigGet extends BaseCommand<typeof ConfigGet> {
   static summary = 'Print one setting of the profile.';
@@ -11,7 +11,7 @@ export default class ConfigGet extends BaseCommand<typeof ConfigGet> {
     '<%= config.bin %> config get app --profile staging',
   ];
   static enableJsonFlag = true;
-  static args = { key: Args.string({ required: true, description: 'setting name (see `mkt config list`)' }) };
+  static args = { key: arg({ required: true, description: 'setting name (see `mkt config list`)' }) };
 
   async run() {
     validateSetting(this.args.key);

@@ -1,5 +1,5 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
+import { arg } from '../../flags.js';
 
 export default class ConfigSet extends BaseCommand<typeof ConfigSet> {
   static summary = 'Store a setting in the profile.';
@@ -10,8 +10,8 @@ export default class ConfigSet extends BaseCommand<typeof ConfigSet> {
   ];
   static enableJsonFlag = true;
   static args = {
-    key: Args.string({ required: true, description: 'setting name' }),
-    value: Args.string({ required: true, description: 'new value' }),
+    key: arg({ required: true, description: 'setting name' }),
+    value: arg({ required: true, description: 'new value' }),
   };
 
   async run() {

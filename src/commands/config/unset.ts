@@ -1,11 +1,11 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
+import { arg } from '../../flags.js';
 
 export default class ConfigUnset extends BaseCommand<typeof ConfigUnset> {
   static summary = 'Remove a setting from the profile.';
   static examples = ['<%= config.bin %> config unset app'];
   static enableJsonFlag = true;
-  static args = { key: Args.string({ required: true, description: 'setting name' }) };
+  static args = { key: arg({ required: true, description: 'setting name' }) };
 
   async run() {
     const deps = await this.deps();

@@ -1,6 +1,5 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { flags } from '../../flags.js';
+import { arg, flags } from '../../flags.js';
 
 export default class EventsGet extends BaseCommand<typeof EventsGet> {
   static summary =
@@ -11,7 +10,7 @@ export default class EventsGet extends BaseCommand<typeof EventsGet> {
   ];
   static enableJsonFlag = true;
   static args = {
-    id: Args.string({ description: 'delivery id (dlv_…), as `mkt events list` shows it', required: true }),
+    id: arg({ description: 'delivery id (dlv_…), as `mkt events list` shows it', required: true }),
   };
   static flags = { app: flags.app() };
 

@@ -1,6 +1,5 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { flags } from '../../flags.js';
+import { arg, flags } from '../../flags.js';
 
 export default class EventsResend extends BaseCommand<typeof EventsResend> {
   static summary =
@@ -10,7 +9,7 @@ export default class EventsResend extends BaseCommand<typeof EventsResend> {
   static examples = ['<%= config.bin %> events resend dlv_8f2c41d09a7e'];
   static enableJsonFlag = true;
   static args = {
-    id: Args.string({ description: 'delivery id (dlv_…), as `mkt events list` shows it', required: true }),
+    id: arg({ description: 'delivery id (dlv_…), as `mkt events list` shows it', required: true }),
   };
   static flags = { app: flags.app() };
 

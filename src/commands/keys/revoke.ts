@@ -1,6 +1,5 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { flags } from '../../flags.js';
+import { arg, flags } from '../../flags.js';
 import { revokeKey } from '../../keys/keys.js';
 
 export default class KeysRevoke extends BaseCommand<typeof KeysRevoke> {
@@ -11,7 +10,7 @@ export default class KeysRevoke extends BaseCommand<typeof KeysRevoke> {
     '<%= config.bin %> keys revoke key_123 --app app_123 --yes',
   ];
   static enableJsonFlag = true;
-  static args = { key: Args.string({ required: true, description: 'key id (key_…) from `mkt keys list`' }) };
+  static args = { key: arg({ required: true, description: 'key id (key_…) from `mkt keys list`' }) };
   static flags = { app: flags.app(), yes: flags.yes() };
 
   async run() {

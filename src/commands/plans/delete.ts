@@ -1,6 +1,5 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { flags } from '../../flags.js';
+import { arg, flags } from '../../flags.js';
 import { deletePlan } from '../../plans/plans.js';
 
 export default class PlansDelete extends BaseCommand<typeof PlansDelete> {
@@ -12,7 +11,7 @@ export default class PlansDelete extends BaseCommand<typeof PlansDelete> {
     '<%= config.bin %> plans delete legacy --yes --json',
   ];
   static enableJsonFlag = true;
-  static args = { plan: Args.string({ required: true, description: 'plan id, such as pro-monthly' }) };
+  static args = { plan: arg({ required: true, description: 'plan id, such as pro-monthly' }) };
   static flags = { app: flags.app(), yes: flags.yes() };
 
   async run() {

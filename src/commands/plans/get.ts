@@ -1,6 +1,5 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { flags } from '../../flags.js';
+import { arg, flags } from '../../flags.js';
 import { getPlan } from '../../plans/plans.js';
 import { showPlan } from '../../plans/render.js';
 
@@ -11,7 +10,7 @@ export default class PlansGet extends BaseCommand<typeof PlansGet> {
     '<%= config.bin %> plans get free --json',
   ];
   static enableJsonFlag = true;
-  static args = { plan: Args.string({ required: true, description: 'plan id, such as pro-monthly' }) };
+  static args = { plan: arg({ required: true, description: 'plan id, such as pro-monthly' }) };
   static flags = { app: flags.app() };
 
   async run() {

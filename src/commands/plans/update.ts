@@ -1,6 +1,6 @@
-import { Args, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { flags } from '../../flags.js';
+import { arg, flags } from '../../flags.js';
 import { planUpdateBody, updatePlan } from '../../plans/plans.js';
 import { showPlan } from '../../plans/render.js';
 
@@ -15,7 +15,7 @@ export default class PlansUpdate extends BaseCommand<typeof PlansUpdate> {
     '<%= config.bin %> plans update legacy --archived',
   ];
   static enableJsonFlag = true;
-  static args = { plan: Args.string({ required: true, description: 'plan id, such as pro-monthly' }) };
+  static args = { plan: arg({ required: true, description: 'plan id, such as pro-monthly' }) };
   static flags = {
     app: flags.app(),
     name: Flags.string({ description: 'new display name' }),

@@ -1,9 +1,9 @@
-import { Args, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { optionalAppId } from '../../apps/resolve.js';
 import { checkUrl } from '../../urls.js';
 import { BaseCommand } from '../../base-command.js';
 import { MktError, UsageError } from '../../errors.js';
-import { flags } from '../../flags.js';
+import { arg, flags } from '../../flags.js';
 
 export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
   static summary = 'Forward journaled deliveries again, with their exact bytes and headers.';
@@ -14,7 +14,7 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
   ];
   static enableJsonFlag = true;
   static args = {
-    id: Args.string({ description: 'delivery id (see mkt webhooks deliveries)' }),
+    id: arg({ description: 'delivery id (see mkt webhooks deliveries)' }),
   };
   static flags = {
     app: flags.app(),

@@ -1,6 +1,7 @@
-import { Args, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { UsageError } from '../../../errors.js';
+import { arg } from '../../../flags.js';
 
 /** On a terminal, an advance longer than this goes in steps of it, with progress between them. */
 const STEP_S = 7 * 86_400;
@@ -21,7 +22,7 @@ export default class SimulatorClockAdvance extends BaseCommand<typeof SimulatorC
   ];
   static enableJsonFlag = true;
   static args = {
-    duration: Args.string({ description: 'how far: 1y, 1mo (calendar), 2w, 31d, 36h, 90m, 1d12h' }),
+    duration: arg({ description: 'how far: 1y, 1mo (calendar), 2w, 31d, 36h, 90m, 1d12h' }),
   };
   static flags = {
     to: Flags.string({ description: 'advance to this ISO 8601 time instead (later than now)' }),

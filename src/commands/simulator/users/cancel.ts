@@ -1,6 +1,5 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
-import { flags } from '../../../flags.js';
+import { arg, flags } from '../../../flags.js';
 
 export default class SimulatorUsersCancel extends BaseCommand<typeof SimulatorUsersCancel> {
   static summary =
@@ -10,7 +9,7 @@ export default class SimulatorUsersCancel extends BaseCommand<typeof SimulatorUs
     '<%= config.bin %> simulator users cancel usr_123 --json',
   ];
   static enableJsonFlag = true;
-  static args = { user: Args.string({ description: 'test user id (usr_…)', required: true }) };
+  static args = { user: arg({ description: 'test user id (usr_…)', required: true }) };
   static flags = { app: flags.app() };
 
   async run() {

@@ -1,6 +1,5 @@
-import { Args } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
-import { flags } from '../../../flags.js';
+import { arg, flags } from '../../../flags.js';
 
 export default class SimulatorUsersGet extends BaseCommand<typeof SimulatorUsersGet> {
   static summary = 'Show a test user: plan, status, expiry, payment behaviour.';
@@ -9,7 +8,7 @@ export default class SimulatorUsersGet extends BaseCommand<typeof SimulatorUsers
     '<%= config.bin %> simulator users get usr_123 --json',
   ];
   static enableJsonFlag = true;
-  static args = { user: Args.string({ description: 'test user id (usr_…)', required: true }) };
+  static args = { user: arg({ description: 'test user id (usr_…)', required: true }) };
   static flags = { app: flags.app() };
 
   async run() {

@@ -1,6 +1,6 @@
-import { Args, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
-import { flags } from '../../../flags.js';
+import { arg, flags } from '../../../flags.js';
 import { PAYMENT_OPTIONS } from '../../../simulator/users.js';
 
 export default class SimulatorUsersUpdate extends BaseCommand<typeof SimulatorUsersUpdate> {
@@ -14,7 +14,7 @@ export default class SimulatorUsersUpdate extends BaseCommand<typeof SimulatorUs
     '<%= config.bin %> simulator users update usr_123 --status past_due --json',
   ];
   static enableJsonFlag = true;
-  static args = { user: Args.string({ description: 'test user id (usr_…)', required: true }) };
+  static args = { user: arg({ description: 'test user id (usr_…)', required: true }) };
   static flags = {
     app: flags.app(),
     plan: Flags.string({ description: 'move to this plan (id)' }),
