@@ -137,8 +137,9 @@ export const HELP_ENV =
  * help screen's start (BENCHMARKS.md, issue 35, fifth pass). True when it was printed. Else, for a
  * help screen, the text this run prints is kept for the next (when it ends with 0 and wrote nothing
  * to stderr). Its key, written in full at the top of the file, is all the text depends on: the
- * build, Node (the root screen shows its version), the words, whether stdout and stderr are
- * terminals and stdout's width, and the variables HELP_ENV matches.
+ * build and its package.json and manifest as written, Node (the root screen shows its version), the
+ * words, whether stdout and stderr are terminals and stdout's width, and the variables HELP_ENV
+ * matches.
  */
 export function helpFromCache(args: string[]): boolean {
   const words = args.slice(0, -1);
@@ -151,7 +152,20 @@ export function helpFromCache(args: string[]): boolean {
     .map((k) => [k, process.env[k]]);
   const { stdout, stderr } = process;
   const terminal = [stdout.isTTY ? stdout.columns : 0, stderr.isTTY === true];
-  const key = JSON.stringify([MKT_BUNDLE_HASHES.mkt, process.version, process.arch, words, terminal, env]);
+  // package.json (the version the root screen shows) and the manifest (every screen's text) as written.
+  const files = ['package.json', 'oclif.manifest.json'].map((f) => {
+    const info = statSync(join(__dirname, '..', f), { throwIfNoEntry: false });
+    return info && `${info.size}@${info.mtimeMs}`;
+  });
+  const key = JSON.stringify([
+    MKT_BUNDLE_HASHES.mkt,
+    files,
+    process.version,
+    process.arch,
+    words,
+    terminal,
+    env,
+  ]);
   const file = `${MKT_BUNDLE_HASHES.mkt}-help-${fnv(key)}.txt`;
   const kept = readOwn(join(folder, file));
   const eol = kept?.indexOf(10) ?? -1;
