@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmod, copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HELP_ENV } from '../../src/boot.js';
-import { runMkt, tempDir, type MktResult } from '../support/cli.js';
+import { baseEnv, MKT_BIN, runMkt, tempDir, type MktResult } from '../support/cli.js';
+import { typeInTerminal } from '../support/terminal.js';
 
 // A help screen, once printed, is kept in mkt's cache folder and printed again without loading
 // oclif (src/boot.ts, helpFromCache): byte for byte what oclif printed, and only for the same build,
@@ -74,9 +75,9 @@ describe('kept help screens', () => {
       expect(fresh.code).toBe(0);
       expect(await mkt(['apps', '--help'], cache, env)).toEqual(fresh);
     }
-    expect((await mkt(['apps', '--help'], join(work.path, 'wide'), { OCLIF_COLUMNS: '60' })).stdout).not.toBe(
-      (await mkt(['apps', '--help'], join(work.path, 'narrow'), { OCLIF_COLUMNS: '200' })).stdout,
-    );
+    expect(
+      (await mkt(['apps', '--help'], join(work.path, 'narrow'), { OCLIF_COLUMNS: '60' })).stdout,
+    ).not.toBe((await mkt(['apps', '--help'], join(work.path, 'wide'), { OCLIF_COLUMNS: '200' })).stdout);
   });
 
   it('keeps nothing of a screen that failed', async () => {
@@ -127,12 +128,27 @@ process.on('exit', () => require('node:fs').writeFileSync(real.MKT_TEST_ENV_READ
         MKT_TEST_ENV_READS: out,
       });
       expect(res).toMatchObject({ code: 0, stderr: '' });
-      const names = (await readFile(out, 'utf8')).split('\n').filter((n) => n !== '' && n !== 'undefined');
-      expect(names.length).toBeGreaterThan(5);
-      expect(
-        names.filter((n) => !HELP_ENV.test(n)),
-        args.join(' '),
-      ).toEqual([]);
+      expect(await outside(out), args.join(' ')).toEqual([]);
     }
+    // On a terminal, where the colour checks read more of the environment.
+    const out = join(work.path, 'reads-terminal.txt');
+    const env = {
+      ...baseEnv(join(work.path, 'config')),
+      MKT_CACHE_DIR: join(work.path, 'reads-terminal-cache'),
+    };
+    const terminal = typeInTerminal(`"${process.execPath}" "${MKT_BIN}" apps --help`, {
+      env: { ...env, NODE_OPTIONS: `--require ${recorder}`, MKT_TEST_ENV_READS: out, TERM: 'xterm-256color' },
+      timeoutMs: 15_000,
+    });
+    expect(await terminal.exit, terminal.screen()).toBe(0);
+    expect(terminal.raw()).toContain('\u001b['); // in colour: the checks ran
+    expect(await outside(out)).toEqual([]);
   });
+
+  /** The variables a recorded run read that HELP_ENV does not match. */
+  async function outside(file: string): Promise<string[]> {
+    const names = (await readFile(file, 'utf8')).split('\n').filter((n) => n !== '' && n !== 'undefined');
+    expect(names.length).toBeGreaterThan(5);
+    return names.filter((n) => !HELP_ENV.test(n));
+  }
 });
