@@ -125,11 +125,13 @@ function checkFolder(): void {
 
 /**
  * The environment variables a help screen's text may depend on: those oclif, its colour checks
- * (supports-color, ansis), debug and mkt read while one is printed. test/commands/help-cache.test.ts
- * prints every help screen with every read recorded and fails on a variable this does not match.
+ * (supports-color, ansis), debug and mkt read while one is printed, by name, so that no token kept
+ * in a variable (NODE_AUTH_TOKEN, CI_JOB_TOKEN, MKT_API_KEY) is among them; their values go into a
+ * kept screen's key only as a digest. test/commands/help-cache.test.ts prints help screens, off and
+ * on a terminal, with every read recorded and fails on a variable this does not match.
  */
 export const HELP_ENV =
-  /^(MKT_|OCLIF_|DEBUG|LC_|LANG|XDG_|TERM|COLORTERM$|FORCE_COLOR$|NO_COLOR$|NODE_|CI|TF_BUILD$|TEAMCITY_VERSION$|TRAVIS$|APPVEYOR$|GITLAB_CI$|GITHUB_ACTIONS$|BUILDKITE$|DRONE$|AGENT_NAME$|HOME$|SHELL$|PM2_HOME$|NEXT_RUNTIME$|__IS_WSL_TEST__$)/;
+  /^(MKT_(BINPATH|CACHE_DIR|CONFIG_DIR|DATA_DIR|DEBUG|DISABLE_THEME|NPM_REGISTRY|S3_BUCKET)|OCLIF_(COLUMNS|DISABLE_RC|NEXT_VERSION)|DEBUG|LC_ALL|LC_COLLATE|LC_MESSAGES|LANG|LANGUAGE|XDG_(CACHE|CONFIG|DATA)_HOME|TERM|TERM_PROGRAM|TERM_PROGRAM_VERSION|COLORTERM|FORCE_COLOR|NO_COLOR|NODE_DISABLE_COLORS|NODE_ENV|NODE_OPTIONS|CI|CI_NAME|TF_BUILD|TEAMCITY_VERSION|TRAVIS|CIRCLECI|APPVEYOR|GITLAB_CI|GITHUB_ACTIONS|BUILDKITE|DRONE|AGENT_NAME|HOME|SHELL|PM2_HOME|NEXT_RUNTIME|__IS_WSL_TEST__)$/;
 
 /**
  * A help screen (`mkt [WORDS…] --help`, which `mkt help [WORDS…]` also is) printed as this build
@@ -138,18 +140,21 @@ export const HELP_ENV =
  * help screen, the text this run prints is kept for the next (when it ends with 0 and wrote nothing
  * to stderr). Its key, written in full at the top of the file, is all the text depends on: the
  * build and its package.json and manifest as written, Node (the root screen shows its version), the
- * words, whether stdout and stderr are terminals and stdout's width, and the variables HELP_ENV
- * matches.
+ * words, whether stdout and stderr are terminals and stdout's width, and a digest of the variables
+ * HELP_ENV names.
  */
 export function helpFromCache(args: string[]): boolean {
   const words = args.slice(0, -1);
   if (args.at(-1) !== '--help' || !words.every((w) => /^[a-z][a-z0-9-]*$/.test(w))) return false;
   checkFolder();
   if (unsafe) return false;
-  const env = Object.keys(process.env)
+  const vars = Object.keys(process.env)
     .filter((k) => HELP_ENV.test(k))
     .sort()
-    .map((k) => [k, process.env[k]]);
+    .map((k) => `${k}=${process.env[k]}`)
+    .join('\0');
+  // Two different FNV-1a digests: 64 bits, so that another environment is never taken for this one.
+  const env = `${fnv(vars)}${fnv(vars, 0x050c5d1f)}`;
   const { stdout, stderr } = process;
   const terminal = [stdout.isTTY ? stdout.columns : 0, stderr.isTTY === true];
   // package.json (the version the root screen shows) and the manifest (every screen's text) as written.
@@ -192,9 +197,9 @@ export function helpFromCache(args: string[]): boolean {
   return false;
 }
 
-/** FNV-1a of `text` as 8 hex digits: a file's name, never a check of its contents. */
-function fnv(text: string): string {
-  let hash = 0x811c9dc5;
+/** FNV-1a of `text` (from `basis`) as 8 hex digits: a name or a digest, never a check against tampering. */
+function fnv(text: string, basis = 0x811c9dc5): string {
+  let hash = basis;
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return (hash >>> 0).toString(16).padStart(8, '0');
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMkt, tempDir, type MktResult } from '../support/cli.js';
 
@@ -19,16 +19,18 @@ beforeAll(async () => {
 afterAll(() => work.remove());
 
 /**
- * `mkt config get --help` with its own config folder and the given cache folder. Each run has a
- * variable of its own, part of a kept help screen's key (src/boot.ts, helpFromCache): every run
- * renders its screen through the code cache, none prints one kept by an earlier run.
+ * `mkt config get --help` with its own config folder and the given cache folder. The help screens
+ * kept there (src/boot.ts, helpFromCache) are removed first: every run renders its screen through
+ * the code cache.
  */
 async function mkt(name: string, cacheDir: string, argv = args): Promise<MktResult> {
   const dir = join(work.path, name);
   await mkdir(dir, { recursive: true });
-  return runMkt(argv, dir, { env: { MKT_CACHE_DIR: cacheDir, MKT_TEST_RUN: `${name}-${++runs}` } });
+  const folder = join(cacheDir, 'code-cache');
+  for (const f of await readdir(folder).catch(() => []))
+    if (f.endsWith('.txt')) await rm(join(folder, f), { force: true });
+  return runMkt(argv, dir, { env: { MKT_CACHE_DIR: cacheDir } });
 }
-let runs = 0;
 
 /** A cache file's first line: its name, then the module keys it has seen. */
 async function header(file: string): Promise<[string, string[]]> {

@@ -80,6 +80,25 @@ describe('kept help screens', () => {
     ).not.toBe((await mkt(['apps', '--help'], join(work.path, 'wide'), { OCLIF_COLUMNS: '200' })).stdout);
   });
 
+  it('holds no value of the environment: a token in a variable never reaches the file', async () => {
+    const cache = join(work.path, 'tokens');
+    const tokens = {
+      MKT_API_KEY: 'live_SECRETkey1',
+      NODE_AUTH_TOKEN: 'npm_SECRET2',
+      CI_JOB_TOKEN: 'glcbt-SECRET3',
+    };
+    // Given or not, the same screen (the key takes only the variables a screen reads)…
+    expect((await mkt(['apps', '--help'], cache, tokens)).code).toBe(0);
+    expect((await mkt(['apps', '--help'], cache)).code).toBe(0);
+    expect(await kept(cache)).toHaveLength(1);
+    // …and a value it does read, only as a digest.
+    expect(
+      (await mkt(['apps', '--help'], cache, { MKT_NPM_REGISTRY: 'https://u:SECRET4@registry.test' })).code,
+    ).toBe(0);
+    for (const f of await kept(cache))
+      expect(await readFile(join(cache, 'code-cache', f), 'utf8')).not.toMatch(/SECRET/);
+  });
+
   it('keeps nothing of a screen that failed', async () => {
     const cache = join(work.path, 'failed');
     const res = await mkt(['no-such-command', '--help'], cache);
