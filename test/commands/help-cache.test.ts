@@ -70,7 +70,12 @@ describe('kept help screens', () => {
     expect((await mkt(['apps', '--help'], cache, { SOME_OTHER_VARIABLE: '1' })).stdout).toBe('KEPT\n');
 
     // Another width, colour forced or another locale: rendered again, as without the kept screen.
-    for (const env of [{ OCLIF_COLUMNS: '60' }, { FORCE_COLOR: '1' }, { LC_ALL: 'fr_FR.UTF-8' }]) {
+    const others: Array<Record<string, string>> = [
+      { OCLIF_COLUMNS: '60' },
+      { FORCE_COLOR: '1' },
+      { LC_ALL: 'fr_FR.UTF-8' },
+    ];
+    for (const env of others) {
       const fresh = await mkt(['apps', '--help'], join(work.path, `fresh-${++runs}`), env);
       expect(fresh.code).toBe(0);
       expect(await mkt(['apps', '--help'], cache, env)).toEqual(fresh);
