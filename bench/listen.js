@@ -97,6 +97,10 @@ async function main() {
       'durable-writes': { type: 'string', default: 'body' },
     },
   });
+  if (!['body', 'records'].includes(args['durable-writes'])) {
+    console.error(`--durable-writes takes body or records, not ${args['durable-writes']}.`);
+    process.exit(2);
+  }
   const TOTAL = Number(args.deliveries);
   const ROUNDS = Number(args.rounds);
   const PER_ROUND = Number(args['per-round']);
