@@ -108,30 +108,31 @@ if (keychain)
 // (node:http, the same sandbox) and prints the answer. Node's HTTP client alone costs ~0.4× a bare
 // start on its first request, which no command that asks the API can avoid.
 const REQUEST = 'node: one GET (node:http)';
-const getJs = join(work, 'get.cjs');
-writeFileSync(
-  getJs,
-  `require('node:http').get(process.env.MKT_SITE_URL + '/api/v1/whoami', { headers: { 'x-api-key': process.env.BENCH_KEY } }, (res) => res.pipe(process.stdout));`,
-);
-envs.set(getJs, { ...env, BENCH_KEY: key });
-cases[REQUEST] = [[getJs]];
+/** That GET, as a script's source, `then` given the answer. */
+const get = (then) =>
+  `require('node:http').get(process.env.MKT_SITE_URL + '/api/v1/whoami', { headers: { 'x-api-key': process.env.BENCH_KEY } }, ${then});`;
+/** A case of a bare Node running `source`, signed in as the copies of mkt are. */
+function floorCase(name, source) {
+  const file = join(work, `floor-${Object.keys(cases).length}.cjs`);
+  writeFileSync(file, source);
+  envs.set(file, { ...env, BENCH_KEY: key });
+  cases[name] = [[file]];
+}
+floorCase(REQUEST, get('(res) => res.pipe(process.stdout)'));
 // The floor of `--jq`: the same GET with jq-wasm loaded and run as mkt runs it (Liftoff only; the
 // expression checked on null before the request, then applied to the answer).
 const JQ = 'node: one GET, then jq (jq-wasm)';
-const getJqJs = join(work, 'get-jq.cjs');
-writeFileSync(
-  getJqJs,
+floorCase(
+  JQ,
   `require('node:v8').setFlagsFromString('--liftoff-only');
 require(${JSON.stringify(createRequire(import.meta.url).resolve('jq-wasm'))}).loadJq().then((jq) => {
   jq.raw('null', '.email', ['-c']);
-  require('node:http').get(process.env.MKT_SITE_URL + '/api/v1/whoami', { headers: { 'x-api-key': process.env.BENCH_KEY } }, (res) => {
+  ${get(`(res) => {
     let body = '';
     res.setEncoding('utf8').on('data', (d) => (body += d)).on('end', () => process.stdout.write(jq.raw(body, '.email', ['-c']).stdout));
-  });
+  }`)}
 });`,
 );
-envs.set(getJqJs, { ...env, BENCH_KEY: key });
-cases[JQ] = [[getJqJs]];
 /** The cases that make a request (login two), compared with that floor too. */
 const asking = new Set(
   Object.keys(cases).filter(
