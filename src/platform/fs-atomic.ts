@@ -222,3 +222,23 @@ export function renameSyncChecked(from: string, to: string): void {
 export function makeTempFolderSync(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
+
+/** Opens `path` with `flags` (a read, or a journal's append), never through a link: a link is a RefusedError with `code`. */
+export function openNoFollowSync(path: string, flags: number, code: string, mode = 0o600): number {
+  try {
+    return openSync(path, flags | NOFOLLOW, mode);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw linkRefusal(path, code);
+    throw err;
+  }
+}
+
+/** {@link openNoFollowSync} as a FileHandle; the error of a link left as ELOOP for callers that name it themselves. */
+export async function openNoFollow(
+  path: string,
+  flags: number,
+  mode = 0o600,
+): Promise<import('node:fs/promises').FileHandle> {
+  const { open } = await import('node:fs/promises');
+  return open(path, flags | NOFOLLOW, mode);
+}
