@@ -38,6 +38,8 @@ export class Life {
   readonly clock: BusinessClock;
   private timer: NodeJS.Timeout | undefined;
   private readonly links = new Map<string, ConnectLink>();
+  /** The last advance asked for: each waits for the one before it (one at a time, in order). */
+  private advancing: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly core: SandboxCore,
@@ -100,7 +102,13 @@ export class Life {
    * in one transaction written in steps (other requests read the state before it meanwhile); checked
    * before anything is written, and all or nothing (docs/DECISIONS.md, the clock's advance).
    */
-  async advance(input: { advance_s?: number; to?: number }) {
+  advance(input: { advance_s?: number; to?: number }) {
+    const run = this.advancing.then(() => this.advanceNow(input));
+    this.advancing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async advanceNow(input: { advance_s?: number; to?: number }) {
     const transitions: Transition[] = [];
     try {
       const moved = await this.core.ledger.long((step) =>
@@ -209,6 +217,8 @@ export class Life {
       status?: SubStatus;
       email?: string;
       name?: string;
+      /** Send `subscription.created` for a free plan too (the simulator enacting that event). */
+      announce?: boolean;
     },
   ): { user: UserRecord; transition: Transition; sent: Promise<EmitResult[]> } {
     this.catchUp();
@@ -217,7 +227,13 @@ export class Life {
     const id = randomId('usr', 8);
     if (input.payment_behaviour) this.store.setPaymentBehaviour(app.id, id, input.payment_behaviour);
     const first = this.enact(() =>
-      subscribe(this.store, { plan, user_id: id, at, trial_days: input.trial_days }),
+      subscribe(this.store, {
+        plan,
+        user_id: id,
+        at,
+        trial_days: input.trial_days,
+        announce: input.announce,
+      }),
     );
     const user: UserRecord = {
       id,
@@ -239,7 +255,7 @@ export class Life {
   updateUser(
     app: AppRecord,
     userId: string,
-    input: { plan?: string; payment_behaviour?: PaymentBehaviour; status?: SubStatus },
+    input: { plan?: string; payment_behaviour?: PaymentBehaviour; status?: SubStatus; announce?: boolean },
   ) {
     this.catchUp();
     const user = this.testUser(app, userId);
@@ -248,7 +264,7 @@ export class Life {
     const steps: Array<ReturnType<Life['enact']>> = [];
     if (input.plan !== undefined) {
       const plan = this.livePlan(app, input.plan);
-      steps.push(this.enact(() => changePlan(this.store, app.id, user.id, plan, at)));
+      steps.push(this.enact(() => changePlan(this.store, app.id, user.id, plan, at, input.announce)));
     }
     if (input.status !== undefined) {
       const status = input.status;
