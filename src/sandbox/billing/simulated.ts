@@ -45,6 +45,16 @@ export function enactEvent(
   event: string,
   data: Record<string, unknown>,
 ): Enacted {
+  return core.ledger.atomic(() => enactNow(core, life, app, event, data));
+}
+
+function enactNow(
+  core: SandboxCore,
+  life: Life,
+  app: AppRecord,
+  event: string,
+  data: Record<string, unknown>,
+): Enacted {
   const allowed = ENACTED_FIELDS[event] ?? [];
   for (const key of Object.keys(data)) {
     if (key === 'cancelled_at' || key === 'reason') {

@@ -101,7 +101,11 @@ export class Deliveries {
     // One turn after the commit: the request that caused the delivery answers first (a year's
     // advance that causes hundreds is not held up by their sending).
     const durable = this.store.sync().then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-    return durable.then(async () => {
+    const sent = durable.then(async () => {
+      // A request that failed after making it rolled it back (GroupCommit.atomic): nothing to send.
+      if (this.store.delivery(app.id, delivery.seq)?.id !== delivery.id) {
+        throw new Error(`Delivery ${delivery.id} was rolled back with the request that made it.`);
+      }
       const h = this.store.history(app.id);
       h.offeredSeq = Math.max(h.offeredSeq, delivery.seq);
       const listeners = this.relay.offer(delivery);
@@ -117,6 +121,8 @@ export class Deliveries {
         webhook: await this.attempt(pending, options.background === true),
       };
     });
+    sent.catch(() => {}); // the caller hears it; a request that failed does not wait for it
+    return sent;
   }
 
   /** Emits without waiting for the first attempt (events the sandbox causes itself). */
