@@ -134,11 +134,50 @@ describe('a fixtures file', () => {
   });
 
   it('gives the same ids and the same answers on two runs, and other ids from another file', async () => {
-    const first = await answers(await start(FILE));
-    const second = await answers(await start(FILE));
-    expect(second).toEqual(first);
+    // The live key is a secret the file leaves out: drawn with each folder's own salt (below).
+    const first = (await answers(await start(FILE))) as { seed: { live_key: string } };
+    const second = (await answers(await start(FILE))) as { seed: { live_key: string } };
+    expect(second.seed.live_key).not.toBe(first.seed.live_key);
+    const scrub = (x: { seed: { live_key: string } }) =>
+      JSON.parse(
+        JSON.stringify(x)
+          .replaceAll(x.seed.live_key, 'LIVE')
+          .replaceAll(`"${x.seed.live_key.slice(-4)}"`, '"LAST4"'),
+      );
+    expect(scrub(second)).toEqual(scrub(first));
     const other = await start(FILE.replace('"Invoices"', '"Invoices 2"'), 'digest-2');
     expect(other.seed.app.id).not.toBe((first as { seed: { app: { id: string } } }).seed.app.id);
+  });
+
+  it('draws the secrets it leaves out from the file and the folder, never from the file alone', async () => {
+    const bare = JSON.stringify({
+      apps: [
+        {
+          name: 'Bare',
+          users: [{ id: 'usr_a', plan: 'free' }],
+          plans: [{ id: 'free', name: 'Free', kind: 'free' }],
+          grants: [{ user: 'usr_a', scopes: ['identity:read'] }],
+        },
+      ],
+    });
+    const secrets = (sb: Sandbox) => [
+      sb.seed.app.client_secret,
+      sb.seed.app.webhook_secret,
+      sb.seed.test_key,
+      sb.seed.live_key,
+    ];
+    const a = await start(bare);
+    const b = await start(bare);
+    // The same ids from the same file…
+    expect(b.seed.app.id).toBe(a.seed.app.id);
+    expect(b.seed.app.client_id).toBe(a.seed.app.client_id);
+    // …but none of the secrets: each folder has its own salt.
+    const [sa, sb2] = [secrets(a), secrets(b)];
+    for (let i = 0; i < sa.length; i++) expect(sb2[i]).not.toBe(sa[i]);
+    // A secret the file states is kept as it is.
+    const fixed = await start(FILE);
+    expect(fixed.seed.app.client_secret).toBe('cs_fixed_client_secret_0001');
+    expect(fixed.seed.test_key).toBe('test_fixed_key_for_the_suite_01');
   });
 
   it('is written back by export, and the export replays to the same answers', async () => {

@@ -43,7 +43,7 @@ const devicePage = (code: string) =>
 describe('device sign-in', () => {
   it('limits wrong user codes per client address with 429 and Retry-After', async () => {
     const { app } = ctx.sandbox.seed;
-    const started = await (await deviceAuthorization(app)).json();
+    const started = (await (await deviceAuthorization(app)).json()) as { user_code: string };
     const answers: number[] = [];
     for (let i = 0; i < 30; i++) answers.push((await devicePage('BBBB-BBBB')).status);
     expect(answers.slice(0, 10)).toEqual(Array(10).fill(200));
@@ -57,7 +57,7 @@ describe('device sign-in', () => {
 
   it("keeps an app's pending device code while another app starts 1,000", async () => {
     const noisy = await otherApp();
-    const mine = await (await deviceAuthorization(ctx.sandbox.seed.app)).json();
+    const mine = (await (await deviceAuthorization(ctx.sandbox.seed.app)).json()) as { user_code: string };
     for (let i = 0; i < 1_000; i++) expect((await deviceAuthorization(noisy)).status).toBe(200);
     const page = await devicePage(mine.user_code);
     expect(page.status).toBe(200);
