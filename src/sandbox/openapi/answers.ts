@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../wire.js';
+import { DELIVERY_STATES } from '../console/delivery-records.js';
 import { PAYMENT_BEHAVIOURS } from '../billing/records.js';
 import { PLAN_KINDS, SCOPES, STATUSES } from '../storage/records.js';
 
@@ -96,7 +97,7 @@ const payment = z.object({
 const delivery = z.looseObject({
   id: z.string(),
   event: z.string(),
-  state: z.enum(['pending', 'succeeded', 'failed']),
+  state: z.enum(DELIVERY_STATES),
 });
 const logEntry = z.looseObject({
   id: z.string(),
