@@ -9,12 +9,12 @@ import { startServer } from '../support/server.js';
 
 const ctx = useSandbox();
 const app = () => ctx.sandbox.seed.app.id;
-const api = async (path: string) =>
+const api = async (path: string): Promise<{ data: Array<{ id: string }> } & Record<string, unknown>> =>
   (
     await fetch(`${ctx.sandbox.siteUrl}/api/v1${path}`, {
       headers: { 'x-api-key': ctx.sandbox.seed.test_key },
     })
-  ).json();
+  ).json() as Promise<{ data: Array<{ id: string }> } & Record<string, unknown>>;
 
 describe('a delivery with no webhook URL', () => {
   it('is not_sent in the record, the console and mkt events, with listen’s outcome when it has one', async () => {
