@@ -1,4 +1,6 @@
 import { appendFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { ValidateFunction } from 'ajv';
 import { openApiDocument } from './document.js';
 
@@ -16,6 +18,9 @@ interface Operation {
   literal: number;
   responses: Record<string, Json>;
 }
+
+/** The Node response @hono/node-server passes as `env.outgoing`. */
+type Outgoing = Pick<ServerResponse, 'statusCode' | 'getHeader'>;
 
 /** One mismatch, as a line of the file. */
 export interface AnswerMismatch {
@@ -94,26 +99,39 @@ export async function checkAnswers<Rest extends unknown[]>(
     return v;
   };
 
-  const check = async (request: Request, response: Response): Promise<[Response, string[]]> => {
+  const check = async (
+    request: Request,
+    response: Response,
+    node?: Outgoing,
+  ): Promise<[Response, string[]]> => {
     const path = new URL(request.url).pathname;
     const op = operations.get(request.method)?.find((o) => o.match.test(path));
     if (!op) return [response, []]; // not in the document (the console, a 404 or 405 of no route)
-    const { status } = response;
+    // A stream is answered on the Node response itself (@hono/node-server's RESPONSE_ALREADY_SENT),
+    // and some headers (rate limits, the request id) are set there too.
+    const sent = response === RESPONSE_ALREADY_SENT;
+    const header = (name: string) =>
+      response.headers.get(name) ?? (node?.getHeader(name) as string | undefined) ?? null;
+    const status = sent ? (node?.statusCode ?? 0) : response.status;
     const declared =
       op.responses[String(status)] ?? op.responses[`${String(status)[0]}XX`] ?? op.responses.default;
     if (!declared) return [response, [`status ${status} is not declared`]];
     const problems: string[] = [];
-    for (const [name, header] of Object.entries((declared.headers ?? {}) as Record<string, Json>))
-      if (header.required === true && !response.headers.has(name)) problems.push(`header ${name} is missing`);
+    for (const [name, declaredHeader] of Object.entries((declared.headers ?? {}) as Record<string, Json>))
+      if (declaredHeader.required === true && header(name) === null)
+        problems.push(`header ${name} is missing`);
     const content = (declared.content ?? {}) as Record<string, { schema?: Json }>;
-    const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const type = (header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     const media = Object.keys(content);
-    if (type === 'text/event-stream')
+    if (sent || type === 'text/event-stream')
       return [
         response,
         media.includes(type)
           ? problems
-          : [...problems, `a stream, but the document says ${media.join(', ') || 'no body'}`],
+          : [
+              ...problems,
+              `content type ${type || 'none'}, the document says ${media.join(', ') || 'no body'}`,
+            ],
       ];
     const bytes = new Uint8Array(await response.arrayBuffer());
     const again = new Response(status === 204 || status === 304 ? null : bytes, response);
@@ -150,7 +168,11 @@ export async function checkAnswers<Rest extends unknown[]>(
     const { method, url } = request;
     const response = await fetch(request, ...rest);
     if (method === 'HEAD') return response;
-    const [answer, problems] = await check(request, response);
+    const [answer, problems] = await check(
+      request,
+      response,
+      (rest[0] as { outgoing?: Outgoing } | undefined)?.outgoing,
+    );
     if (problems.length > 0) {
       const path = new URL(url).pathname;
       const op = operations.get(method)?.find((o) => o.match.test(path));
