@@ -26,8 +26,18 @@ describe('the answer checker', () => {
     let answer = () => new Response('', { status: 200 });
     const fetch = await checkAnswers(async () => answer(), file);
     const ask = (path: string, method = 'GET') => fetch(new Request(`http://127.0.0.1:1${path}`, { method }));
+    // The headers the sandbox's answers carry (the document may require them).
+    const headers = {
+      'x-request-id': 'req_1',
+      'x-ratelimit-limit': '100',
+      'x-ratelimit-remaining': '99',
+      'x-ratelimit-reset': '60',
+    };
     const json = (body: unknown, status = 200) =>
-      new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+      new Response(JSON.stringify(body), {
+        status,
+        headers: { ...headers, 'content-type': 'application/json' },
+      });
     const me = { id: 'usr_1', email: 'a@b.test', name: 'A', avatar_url: 'https://example.test/a.png' };
 
     answer = () => json(me);
@@ -37,7 +47,7 @@ describe('the answer checker', () => {
 
     answer = () => json({ ...me, secret_field: 1 });
     await ask('/api/v1/whoami');
-    answer = () => new Response('hi', { status: 200, headers: { 'content-type': 'text/plain' } });
+    answer = () => new Response('hi', { status: 200, headers: { ...headers, 'content-type': 'text/plain' } });
     await ask('/api/v1/whoami');
     answer = () => json({ id: 7 });
     await ask('/api/v1/whoami');

@@ -1,14 +1,15 @@
 // The main flows through the SDK @hey-api/openapi-ts makes from the document (its fetch client, types
-// and functions): no cast anywhere (test/openapi/generated-clients.test.ts type-checks and runs it).
+// and functions, named by the document's operationIds): no cast anywhere
+// (test/openapi/generated-clients.test.ts type-checks and runs it).
 import { createClient, createConfig } from './hey/client/index.ts';
 import {
-  getApiV1Apps,
-  getApiV1Entitlements,
-  getApiV1Whoami,
-  postApiV1Apps,
-  postApiV1AppsAppIdKeys,
-  postApiV1AppsAppIdPlans,
-  postApiV1SimulatorEvents,
+  listApps,
+  getEntitlements,
+  getWhoami,
+  createApp,
+  createKey,
+  createPlan,
+  sendEvent,
 } from './hey/sdk.gen.ts';
 import type { Flow } from './flow.ts';
 
@@ -17,20 +18,20 @@ export async function main(flow: Flow) {
   const developer = createClient(
     createConfig({ baseUrl: flow.siteUrl, headers: { authorization: `Bearer ${flow.token}` } }),
   );
-  const me = await getApiV1Whoami({ client });
-  const entitled = await getApiV1Entitlements({ client, query: { user_id: flow.userId } });
-  const apps = await getApiV1Apps({ client });
-  const made = await postApiV1Apps({
+  const me = await getWhoami({ client });
+  const entitled = await getEntitlements({ client, query: { user_id: flow.userId } });
+  const apps = await listApps({ client });
+  const made = await createApp({
     client: developer,
     body: { name: 'Hey Flow', redirect_uris: ['http://127.0.0.1/callback'] },
   });
-  const plan = await postApiV1AppsAppIdPlans({
+  const plan = await createPlan({
     client,
     path: { app_id: flow.appId },
     body: { id: 'hey-gold', name: 'Gold', kind: 'monthly', price: { amount: 1500, currency: 'USD' } },
   });
-  const key = await postApiV1AppsAppIdKeys({ client, path: { app_id: flow.appId }, body: { mode: 'test' } });
-  const sent = await postApiV1SimulatorEvents({
+  const key = await createKey({ client, path: { app_id: flow.appId }, body: { mode: 'test' } });
+  const sent = await sendEvent({
     client,
     body: { app_id: flow.appId, event: 'user.authorized' },
   });
