@@ -46,7 +46,7 @@ export interface Handler {
 export async function startHandler(
   secret: string,
   faults: Fault[] = [],
-  options: { host?: string; answer?: string } = {},
+  options: { host?: string; port?: number; answer?: string } = {},
 ): Promise<Handler> {
   const has = (f: Fault) => faults.includes(f);
   const seen = new Set<string>();
@@ -142,7 +142,9 @@ export async function startHandler(
     if (e.event === 'user.revoked' && has('slow_revoke')) await new Promise((r) => setTimeout(r, 1500));
   }
 
-  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
+  await new Promise<void>((resolve) =>
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve),
+  );
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,

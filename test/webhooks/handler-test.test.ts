@@ -171,15 +171,27 @@ describe('mkt webhooks test', () => {
 
   it('says when nothing answers (exit 6) and when there is no secret (exit 2)', async () => {
     const port = await freePort();
-    const down = await mktTest(['--forward-to', String(port)]);
+    const down = await mktTest(['--forward-to', String(port), '--wait', '1']);
     expect(down.code).toBe(6);
-    expect(down.stderr).toContain(`Nothing answers at http://localhost:${port}/`);
+    expect(down.stderr).toContain(
+      `Nothing answers at http://localhost:${port}/ (the connection was refused for 1 s).`,
+    );
     const none = await mktTest(['--forward-to', String(port)], { MKT_WEBHOOK_SECRET: undefined });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('No webhook signing secret');
     const unset = await mktTest(['--forward-to', String(port), '--secret-env', 'MY_SECRET']);
     expect(unset.code).toBe(2);
     expect(unset.stderr).toContain('The variable MY_SECRET (from --secret-env) is not set or empty.');
+  });
+
+  it('waits for a handler that is still starting, then grades it', async () => {
+    const port = await freePort();
+    const run = mktTest(['--forward-to', String(port), '--json']);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const h = await start(SECRET, [], { port });
+    const r = await run;
+    expect(r.code, r.stderr).toBe(0);
+    expect(h.accepted.length).toBe(9);
   });
 
   it('takes the secret from --secret-env', async () => {

@@ -33,7 +33,8 @@ credential store or the marketplace, as for \`webhooks listen\`.`;
       description: 'name of the environment variable holding the signing secret',
     }),
     tolerance: Flags.integer({
-      description: "the handler's timestamp tolerance, in seconds (the stale and future cases lie just past it)",
+      description:
+        "the handler's timestamp tolerance, in seconds (the stale and future cases lie just past it)",
       default: TIMESTAMP_TOLERANCE_S,
       min: 1,
     }),
@@ -41,6 +42,11 @@ credential store or the marketplace, as for \`webhooks listen\`.`;
       description: "the marketplace's delivery timeout in seconds; an answer slower than half of it is slow",
       default: DELIVERY_TIMEOUT_MS / 1000,
       min: 1,
+    }),
+    wait: Flags.integer({
+      description: 'how long to wait for a handler that is still starting (refuses connections), in seconds',
+      default: 10,
+      min: 0,
     }),
   };
 
@@ -54,7 +60,10 @@ credential store or the marketplace, as for \`webhooks listen\`.`;
       if (!f['allow-remote'])
         throw new UsageError(
           `--forward-to ${redactUrl(target.href)} is not on this machine; the battery's signed deliveries would go to ${target.host}.`,
-          { code: 'remote_target', hints: [`mkt webhooks test --forward-to ${f['forward-to']} --allow-remote`] },
+          {
+            code: 'remote_target',
+            hints: [`mkt webhooks test --forward-to ${f['forward-to']} --allow-remote`],
+          },
         );
       deps.out.warn(
         `--forward-to ${redactUrl(target.href)} is not on this machine: the battery's deliveries, signed with the app's secret, go to ${target.host}.`,
@@ -67,6 +76,7 @@ credential store or the marketplace, as for \`webhooks listen\`.`;
       secretEnv: f['secret-env'],
       toleranceS: f.tolerance,
       timeoutMs: f['delivery-timeout'] * 1000,
+      waitMs: f.wait * 1000,
       signal,
     });
     if (!deps.json) {

@@ -164,7 +164,9 @@ export function battery(input: BatteryInput): BatteryCase[] {
       title: 'subscription.created with a field it does not know',
       expected: '2xx',
       fix: 'ignore fields you do not know in the envelope and its data: the marketplace adds fields',
-      requests: [signed('subscription.created', { ...data('subscription.created', newUserId()), quantity: 1 })],
+      requests: [
+        signed('subscription.created', { ...data('subscription.created', newUserId()), quantity: 1 }),
+      ],
     },
     {
       id: 'size.limit',
@@ -174,10 +176,8 @@ export function battery(input: BatteryInput): BatteryCase[] {
       requests: [
         signed(
           'user.authorized',
-          dataOfLength(
-            data('user.authorized', newUserId()),
-            MAX_DELIVERY_BYTES,
-            (d) => Buffer.byteLength(envelopeBody('user.authorized', stamp(now), d)),
+          dataOfLength(data('user.authorized', newUserId()), MAX_DELIVERY_BYTES, (d) =>
+            Buffer.byteLength(envelopeBody('user.authorized', stamp(now), d)),
           ),
         ),
       ],

@@ -17,6 +17,8 @@ export interface HandlerTestInput {
   toleranceS: number;
   /** The marketplace's delivery timeout, in ms: each answer's time is graded against it. */
   timeoutMs: number;
+  /** How long, in ms, a handler that refuses connections is waited for before the first case (it may be starting). */
+  waitMs: number;
   /** Aborted to stop between cases (Ctrl-C). */
   signal?: AbortSignal;
 }
@@ -66,11 +68,18 @@ export async function testHandler(deps: Deps, input: HandlerTestInput): Promise<
       input.signal?.throwIfAborted();
       const answers = [];
       for (const r of c.requests) {
-        const a = await send(r.body, r.headers);
-        if (results.length === 0 && a.error === 'ECONNREFUSED') {
-          throw new UnreachableError(`Nothing answers at ${target} (the connection was refused).`, {
-            hints: ['start your handler first, then: mkt webhooks test --forward-to PORT'],
-          });
+        let a = await send(r.body, r.headers);
+        // Before the first answer, a refused connection is a handler still starting (`node app & mkt
+        // webhooks test` in one CI step): tried again until it listens or the wait is over.
+        const until = deps.clock.now() + input.waitMs;
+        while (results.length === 0 && a.error === 'ECONNREFUSED') {
+          if (deps.clock.now() >= until)
+            throw new UnreachableError(
+              `Nothing answers at ${target} (the connection was refused${input.waitMs ? ` for ${input.waitMs / 1000} s` : ''}).`,
+              { hints: ['start your handler first, then: mkt webhooks test --forward-to PORT'] },
+            );
+          await deps.clock.sleep(100, input.signal);
+          a = await send(r.body, r.headers);
         }
         answers.push({ status: a.status, error: a.error, ms: a.ms, excerpt: a.excerpt });
       }

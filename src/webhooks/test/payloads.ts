@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type { EventName } from '../../wire.js';
 
 /** An id as the sandbox writes them: the prefix, `_` and random hex (`usr_3f9a…`, `dlv_…`). */
-export const newId = (prefix: string, bytes: number): string => `${prefix}_${randomBytes(bytes).toString('hex')}`;
+export const newId = (prefix: string, bytes: number): string =>
+  `${prefix}_${randomBytes(bytes).toString('hex')}`;
 
 /** A test user id (`usr_` and 16 hex digits). */
 export const newUserId = (): string => newId('usr', 8);
