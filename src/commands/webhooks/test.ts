@@ -7,13 +7,14 @@ import { DELIVERY_TIMEOUT_MS, TIMESTAMP_TOLERANCE_S } from '../../wire/delivery.
 
 export default class WebhooksTest extends BaseCommand<typeof WebhooksTest> {
   static summary = 'Grade a webhook handler against every way a real delivery arrives, and say what to fix.';
-  static description = `Sends the handler a fixed battery (docs/PROTOCOL.md, "Grading a handler"), one case after
-another, each signed as the marketplace signs it: a valid delivery of each event and the same one again
-(2xx); forged, missing, malformed and tampered signatures and stale or future timestamps (4xx, never 5xx);
-an unknown event, an unknown field, a delivery of the largest size and events out of order (2xx). Each
-answer is also timed against the marketplace's delivery timeout. Exit 0 when every case passes, 1 when
-any fails: it can stand in a CI job. The secret comes from --secret-env NAME, $MKT_WEBHOOK_SECRET, the
-credential store or the marketplace, as for \`webhooks listen\`.`;
+  static description = `Sends the handler a fixed battery of deliveries, one after another, each signed as the
+marketplace signs it, and grades each answer: a valid delivery of each event and one of them again
+(2xx); forged, missing, malformed and tampered signatures, stale and future timestamps (4xx, never
+5xx); an unknown event, an unknown field, a delivery of the largest size, events out of order
+(2xx). Each answer is timed against the marketplace's delivery timeout. Exit 0 when every case
+passes, 1 when any fails, so it can stand in a CI job. The secret comes from --secret-env NAME,
+$MKT_WEBHOOK_SECRET, the credential store or the marketplace, as for \`webhooks listen\`.
+A handler that passes: the README, "Your webhook handler".`;
   static examples = [
     '<%= config.bin %> webhooks test --forward-to 3000',
     '<%= config.bin %> webhooks test --forward-to localhost:3000/webhooks --json',
@@ -88,7 +89,7 @@ credential store or the marketplace, as for \`webhooks listen\`.`;
       throw new CheckFailedError(
         'handler_failed',
         `${report.failed} of ${report.cases.length} cases failed (${failed.join(', ')}); each FIX says what to change.`,
-        { document: report, exitCode: ExitCode.error, hints: [`read ${report.guide}`] },
+        { document: report, exitCode: ExitCode.error },
       );
     }
     return report;
