@@ -30,12 +30,19 @@ interface Report {
 const ctx = useSandbox();
 const children: ChildProcess[] = [];
 afterEach(() => {
-  for (const c of children.splice(0)) c.kill();
+  // Each app in a process group of its own: a reloader's or watcher's child goes with it.
+  for (const c of children.splice(0)) {
+    try {
+      process.kill(-c.pid!, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
 });
 
 /** Starts a handler process and resolves once its output says `ready`. */
 function startApp(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, ready: string) {
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   children.push(child);
   let output = '';
   return new Promise<void>((resolve, reject) => {
@@ -109,8 +116,11 @@ describe.each(['node', ...(hasFlask ? ['python'] : [])] as const)('the %s templa
     if (template === 'node') {
       // The packages the template pins are this repository's own (same versions): no install needed.
       await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-      const dev = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).scripts.dev as string;
-      const [, ...args] = dev.split(' ');
+      // The project's own start line (`start`, else `dev`): `node [flags] src/server…`.
+      const { scripts } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      };
+      const [, ...args] = (scripts.start ?? scripts.dev!).split(' ');
       await startApp(process.execPath, args, dir, process.env, `on http://localhost:${port}`);
     } else {
       await startApp(
@@ -137,7 +147,10 @@ it('the README\'s "Your webhook handler" passes the whole battery', { timeout: 6
   const file = join(ctx.dir, 'webhook-handler.mjs');
   await writeFile(file, guideBlock('Your webhook handler', 'js').replace('listen(3000', `listen(${port}`));
   const secret = ctx.sandbox.seed.app.webhook_secret;
-  const child = spawn(process.execPath, [file], { env: { ...process.env, MKT_WEBHOOK_SECRET: secret } });
+  const child = spawn(process.execPath, [file], {
+    env: { ...process.env, MKT_WEBHOOK_SECRET: secret },
+    detached: true,
+  });
   children.push(child);
   await expect
     .poll(() =>
