@@ -39,6 +39,8 @@ export interface Handler {
   port: number;
   /** The parsed envelopes it accepted (2xx after a verified signature), in order. */
   accepted: Array<{ event: string; data: Record<string, unknown> }>;
+  /** The size in bytes of each request body it received, in order. */
+  sizes: number[];
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startHandler(
   const seen = new Set<string>();
   const subscribed = new Set<string>();
   const accepted: Handler['accepted'] = [];
+  const sizes: number[] = [];
   const hmac = (bytes: Buffer | string) => createHmac('sha256', secret).update(bytes).digest();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -61,6 +64,7 @@ export async function startHandler(
       chunks.push(c);
     });
     req.on('end', () => {
+      sizes.push(size);
       void (async () => {
         try {
           if (has('small_body_limit') && size > 100 * 1024)
@@ -150,6 +154,7 @@ export async function startHandler(
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,
     port,
     accepted,
+    sizes,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

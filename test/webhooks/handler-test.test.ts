@@ -123,6 +123,9 @@ describe('mkt webhooks test', () => {
       'subscription.cancelled',
       'subscription.created',
     ]);
+    // The size case is exactly the limit; the others are deliveries of a few hundred bytes.
+    expect(Math.max(...h.sizes)).toBe(1024 * 1024);
+    expect(h.sizes.filter((n) => n > 1000)).toHaveLength(1);
     expect(took).toBeLessThan(5_000);
   });
 
