@@ -57,12 +57,17 @@ export class UsageError extends MktError {
 /**
  * A check answered "no": a feature not allowed, a signature that does not verify (exit 3). With
  * --json the check's own result (`document`) is printed, as when it says yes, and the reason goes to
- * stderr.
+ * stderr. A grade that fails (`webhooks test`: a case the handler failed) exits 1 instead, as a test
+ * runner does (`exitCode`).
  */
 export class CheckFailedError extends MktError {
   readonly document: unknown;
-  constructor(code: string, message: string, options: MktErrorOptions & { document?: unknown } = {}) {
-    super(code, message, ExitCode.checkFailed, options);
+  constructor(
+    code: string,
+    message: string,
+    options: MktErrorOptions & { document?: unknown; exitCode?: typeof ExitCode.error } = {},
+  ) {
+    super(code, message, options.exitCode ?? ExitCode.checkFailed, options);
     this.document = options.document;
   }
 }

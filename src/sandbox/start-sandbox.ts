@@ -20,6 +20,7 @@ import type { Fixtures } from './fixtures/schema.js';
 import { Deliveries } from './webhooks/dispatcher.js';
 import { Relay } from './webhooks/fanout.js';
 import { Streams } from './streams.js';
+import { DELIVERY_TIMEOUT_MS } from '../wire/delivery.js';
 
 export { FolderInUseError } from './storage/database.js';
 export { DamagedDataError } from './storage/folder-check.js';
@@ -237,7 +238,7 @@ async function openCore(options: SandboxOptions, now: () => number, log: (line: 
     deliveries: new Deliveries(ledger, relay, {
       now,
       backoffMs: options.deliveryBackoffMs ?? [1000, 2000, 4000, 8000, 16000],
-      timeoutMs: options.deliveryTimeoutMs ?? 10_000,
+      timeoutMs: options.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS,
       log,
     }),
     rateLimiter: new RateLimiter(now),

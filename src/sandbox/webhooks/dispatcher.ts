@@ -3,7 +3,7 @@ import type { AppRecord, DeliveryRecord, PendingDelivery } from '../storage/reco
 import type { Ledger } from '../storage/ledger.js';
 import type { Relay } from './fanout.js';
 import { signBody } from '../../wire/signing.js';
-import { outboundHeaders } from './delivery-headers.js';
+import { envelopeBody, outboundHeaders } from '../../wire/delivery.js';
 import { postDelivery } from './post.js';
 
 /** The outcome of the first attempt, as answered by `POST /simulator/events`. */
@@ -86,7 +86,7 @@ export class Deliveries {
     options: { synthetic?: boolean; background?: boolean } = {},
   ): Promise<EmitResult> {
     const envelope = { event, timestamp: isoStamp(this.options.now()), data };
-    const body = JSON.stringify(envelope);
+    const body = envelopeBody(event, envelope.timestamp, data);
     const delivery: DeliveryRecord = {
       seq: this.store.nextSeq(app.id),
       id: randomId('dlv', 12),
@@ -249,8 +249,8 @@ export class Deliveries {
    * envelope timestamp and signature. A success ends the retries still scheduled for it.
    */
   async resend(app: AppRecord & { webhook_url: string }, d: DeliveryRecord): Promise<FirstAttempt> {
-    const envelope = JSON.parse(d.body) as Record<string, unknown>;
-    const body = JSON.stringify({ ...envelope, timestamp: isoStamp(this.options.now()) });
+    const envelope = JSON.parse(d.body) as { event: string; data: unknown };
+    const body = envelopeBody(envelope.event, isoStamp(this.options.now()), envelope.data);
     const fresh = { ...d, body, signature: signBody(app.webhook_secret, body) };
     const result = await this.post(app.webhook_url, d, outboundHeaders(fresh), body, false);
     this.options.log(

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { DeliveryHistory } from '../storage/delivery-history.js';
 import { writeOpen, type Streams } from '../streams.js';
 import type { DeliveryRecord } from '../storage/records.js';
-import { outboundHeaders } from './delivery-headers.js';
+import { outboundHeaders } from '../../wire/delivery.js';
 
 const KEEP_ALIVE_MS = 15_000;
 /** What a client should wait before reconnecting (the SSE `retry:` field). */

@@ -1,4 +1,5 @@
 import { HEADER } from '../../wire.js';
+import { MAX_DELIVERY_BYTES } from '../../wire/delivery.js';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,7 +8,7 @@ import { deliveryHeaders } from '../forward.js';
 import type { Arrival, Verdict } from './intake.js';
 
 /** The largest delivery body the local receiver takes. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = MAX_DELIVERY_BYTES;
 
 /**
  * Reads the request body's bytes into `done`; past MAX_BODY_BYTES `done(undefined)` at once (the rest
