@@ -19,9 +19,9 @@ export function docSection(path: string, title: string): string {
   return start[0] + (end ? rest.slice(0, end.index) : rest);
 }
 
-/** The shell commands in a section's ```sh blocks, one a line, their `# …` comments removed. */
+/** The shell commands in a section's ```sh blocks (also in a list), one a line, their `# …` comments removed. */
 export function readmeCommands(path: string, section: string): string[] {
-  return [...docSection(path, section).matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((block) =>
+  return [...docSection(path, section).matchAll(/^ *```sh\n([\s\S]*?)^ *```$/gm)].flatMap((block) =>
     block[1]!
       .split('\n')
       .map((line) => line.replace(/\s+#\s.*$/, '').trim())
