@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { UsageError } from '../../errors.js';
+import { ChildExitError, UsageError } from '../../errors.js';
 import { envHelp } from '../../sandbox-run/env.js';
 
 export default class SandboxExec extends BaseCommand<typeof SandboxExec> {
@@ -54,9 +54,6 @@ ${envHelp()}`;
       seed,
       log: { stderr: this.flags.verbose ? process.stderr : undefined, file: this.flags['log-file'] },
     });
-    if (code !== 0) {
-      process.exitCode = code;
-      this.exit(code);
-    }
+    if (code !== 0) throw new ChildExitError(command, code);
   }
 }
