@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { baseEnv, MKT_BIN } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
