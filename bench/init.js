@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The time from `mkt init` to a signed-in user in the generated app, per template: init (registers
-// the app, writes the project), the install the README gives (node: npm install from the npm cache),
+// the app, writes the project), the install docs/new-app.md gives (node: npm install from the npm cache),
 // `mkt dev` until the app answers, then a sign-in as a person would do it (the app's /login, the
 // sandbox's consent page, Approve, the app's callback) until the app's page names the user.
 // Each template ROUNDS times (default 3), interleaved; the median of each, and its phases.

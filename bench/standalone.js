@@ -55,7 +55,7 @@ Object.assign(env, {
   PATH: `${join(work, 'node-bin')}:${env.PATH}`,
 });
 mkdirSync(join(work, 'node-bin'));
-symlinkSync(join(work, 'standalone/mkt/bin/node'), join(work, 'node-bin/node'));
+symlinkSync(join(work, 'standalone/mkt/lib/node'), join(work, 'node-bin/node'));
 const installs = {
   npm: join(work, 'npm/bin/mkt'),
   standalone: join(work, 'standalone/mkt/bin/mkt'),

@@ -42,6 +42,7 @@ function run(args) {
     );
     return;
   }
+  helpShortFlag(args);
   moveLeadingGlobalFlags(args);
   // `mkt help [WORDS…]` prints what `mkt [WORDS…] --help` prints (the same screen, the same error for
   // a word that is no command): taken that way, without loading oclif's help command first.
@@ -67,14 +68,21 @@ function run(args) {
   require('../dist/oclif.js').execute({ dir: require('path').join(__dirname, '..') });
 }
 
+/** `-h` is `--help` everywhere before `--`, as with gh and npm (no command has a flag -h of its own). */
+function helpShortFlag(args) {
+  const end = args.indexOf('--');
+  for (let i = 2; i < (end < 0 ? args.length : end); i++) if (args[i] === '-h') args[i] = '--help';
+}
+
 /**
  * Global flags may stand before the command, as with gh (`mkt --profile ada whoami`, `mkt --json
- * whoami`): oclif reads the first word as the command, so the flags that lead are moved behind the
- * command's words (before any `--`), where every command takes them. A flag's value goes with it.
+ * whoami`, `mkt --jq .email whoami`): oclif reads the first word as the command, so the flags that
+ * lead are moved behind the command's words (before any `--`), where every command takes them. A
+ * flag's value goes with it. `mkt --help whoami` is `mkt whoami --help`.
  */
 function moveLeadingGlobalFlags(args) {
-  const withValue = ['--profile', '--site-url'];
-  const alone = ['--json', '--verbose'];
+  const withValue = ['--profile', '--site-url', '--jq'];
+  const alone = ['--json', '--verbose', '--help'];
   const moved = [];
   let i = 2;
   for (;;) {

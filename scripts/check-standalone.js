@@ -33,7 +33,7 @@ const listing = (archive) =>
     .filter(Boolean)
     .map((f) =>
       f
-        .replace(/^mkt\/bin\/node\.exe$/, 'mkt/bin/node')
+        .replace(/^mkt\/lib\/node\.exe$/, 'mkt/lib/node')
         .replace(/@napi-rs\/keyring-[^/]+/, '@napi-rs/keyring-BINDING')
         .replace(/keyring\.[\w-]+\.node$/, 'keyring.BINDING.node'),
     )
@@ -61,10 +61,10 @@ for (const name of archives) {
       '-C',
       tmp,
       '--wildcards',
-      'mkt/bin/node*',
+      'mkt/lib/node*',
       'mkt/node_modules/@napi-rs/keyring-*',
     ]);
-    const node = join(tmp, 'mkt/bin', target.startsWith('win32') ? 'node.exe' : 'node');
+    const node = join(tmp, 'mkt/lib', target.startsWith('win32') ? 'node.exe' : 'node');
     const scope = join(tmp, 'mkt/node_modules/@napi-rs');
     const bindings = readdirSync(scope);
     const binding = join(

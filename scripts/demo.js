@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The newcomer's path, end to end against the built-in sandbox, with no person needed: start the
-// sandbox, sign in through the real loopback OAuth flow, whoami, entitlements, create an app and a
-// plan, then trigger an event and watch it arrive, verified, at a local server through
-// `mkt webhooks listen`. Everything runs in a temporary folder; nothing of yours is touched.
+// sandbox, sign in through the real loopback OAuth flow, whoami, entitlements, create an app, make
+// it the default, give it a plan and a webhook secret, then trigger an event for it and watch it
+// arrive, verified, at a local server through `mkt webhooks listen`. Everything runs in a temporary folder; nothing of yours is touched.
 import { spawn } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -72,6 +72,14 @@ function background(args, ready, { echo = true } = {}) {
     child.stdout.setEncoding('utf8').on('data', onData);
     child.stderr.setEncoding('utf8').on('data', onData);
     child.on('close', (code) => reject(new Error(`mkt ${args.join(' ')} exited ${code}:\n${output}`)));
+  });
+}
+
+/** The person's "Approve" on one of the sandbox's pages, played by scripts/approve-consent.js. */
+function approve(url) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [person, url], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`approving ${url} failed`))));
   });
 }
 
@@ -168,18 +176,42 @@ async function main() {
   step('What am I entitled to? (what scripts call)', 'mkt entitlements --json');
   await mkt(['entitlements', '--json']);
 
-  step('Create an app', 'mkt apps create --name "Demo Storefront" --redirect-uri http://127.0.0.1/callback');
-  await mkt(['apps', 'create', '--name', 'Demo Storefront', '--redirect-uri', 'http://127.0.0.1/callback']);
+  // From here on, the app the demo creates: its plan, its webhooks, its test user.
+  step(
+    'Create an app (--jq: print its id alone)',
+    'mkt apps create --name "Demo Storefront" --redirect-uri http://127.0.0.1/callback --jq .id',
+  );
+  const appId = (
+    await mkt([
+      'apps',
+      'create',
+      '--name',
+      'Demo Storefront',
+      '--redirect-uri',
+      'http://127.0.0.1/callback',
+      '--jq',
+      '.id',
+    ])
+  ).trim();
+
+  step('Make it the default app of the commands that follow', `mkt apps use ${appId}`);
+  await mkt(['apps', 'use', appId]);
+
+  step(
+    "Link its payment account, so that it can sell paid plans (the script plays you at the processor's page)",
+    'mkt apps payments link',
+  );
+  const connect = (await mkt(['apps', 'payments', 'link'])).trim();
+  await approve(connect);
+  await mkt(['apps', 'payments', 'status']);
 
   step(
     'Add a pricing plan',
-    `mkt plans create --app ${seed.app.id} --name "Pro Annual" --kind annual --price 99.00 --currency USD --feature export`,
+    'mkt plans create --name "Pro Annual" --kind annual --price 99.00 --currency USD --feature export',
   );
   await mkt([
     'plans',
     'create',
-    '--app',
-    seed.app.id,
     '--name',
     'Pro Annual',
     '--kind',
@@ -192,32 +224,26 @@ async function main() {
     'export',
   ]);
 
-  const target = await webhookServer(seed.app.webhook_secret);
+  step(
+    "Get the app's webhook signing secret (your handler checks signatures with it)",
+    'mkt apps rotate-secret --kind webhook --yes --jq .webhook_secret',
+  );
+  const secret = (
+    await mkt(['apps', 'rotate-secret', '--kind', 'webhook', '--yes', '--jq', '.webhook_secret'])
+  ).trim();
+
+  const target = await webhookServer(secret);
   step(
     'Receive webhooks on this machine (your server stands at ' + target.url + ')',
-    `mkt webhooks listen --app ${seed.app.id} --forward-to ${target.url}`,
+    `mkt webhooks listen --forward-to ${target.url}`,
   );
-  const listen = await background(
-    ['webhooks', 'listen', '--app', seed.app.id, '--forward-to', target.url],
-    (out) => out.includes('Ready.'),
+  const listen = await background(['webhooks', 'listen', '--forward-to', target.url], (out) =>
+    out.includes('Ready.'),
   );
 
-  // The simulator enacts what it sends: a test user on the free plan subscribes to pro-monthly.
-  const subscriber = seed.users.find((u) => u.plan === 'free') ?? seed.users[0];
-  step(
-    'Make an event happen',
-    `mkt trigger subscription.created --app ${seed.app.id} --user ${subscriber.id} --plan pro-monthly`,
-  );
-  await mkt([
-    'trigger',
-    'subscription.created',
-    '--app',
-    seed.app.id,
-    '--user',
-    subscriber.id,
-    '--plan',
-    'pro-monthly',
-  ]);
+  // The simulator enacts what it sends: a new test user of the app subscribes to its plan.
+  step('Make an event happen', 'mkt trigger subscription.created --plan pro-annual');
+  await mkt(['trigger', 'subscription.created', '--plan', 'pro-annual']);
   const timeout = setTimeout(() => {
     console.error('\nThe event did not reach the local server within 15 s.');
     process.exit(1);

@@ -10,12 +10,12 @@ while [ -h "$self" ]; do
   case $link in /*) self=$link ;; *) self=\${self%/*}/$link ;; esac
 done`;
 
-/** bin/mkt of the standalone archive: the Node beside it runs bin/run.js. */
+/** bin/mkt of the standalone archive: the Node in ../lib runs bin/run.js. */
 export const standaloneLauncher = () => `#!/bin/sh
-# mkt, standalone: the Node shipped beside this script runs mkt (never the one on PATH).
+# mkt, standalone: the Node shipped in ../lib runs mkt (never the one on PATH).
 ${FOLLOW_LINKS}
 dir=\${self%/*}
-exec "$dir/node" "$dir/run.js" "$@"
+exec "$dir/../lib/node" "$dir/run.js" "$@"
 `;
 
 /** /usr/bin/mkt of the .deb: /usr/lib/mkt's Node, found beside its real path (dpkg --root installs too). */
@@ -23,6 +23,6 @@ export const debLauncher = () => `#!/bin/sh
 # mkt from its .deb: the Node in /usr/lib/mkt runs it (never the one on PATH).
 ${FOLLOW_LINKS}
 lib=\${self%/*}/../lib/mkt
-[ -x "$lib/bin/node" ] || lib=/usr/lib/mkt
-exec "$lib/bin/node" "$lib/bin/run.js" "$@"
+[ -x "$lib/lib/node" ] || lib=/usr/lib/mkt
+exec "$lib/lib/node" "$lib/bin/run.js" "$@"
 `;

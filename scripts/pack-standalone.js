@@ -119,6 +119,11 @@ for (const target of targets) {
 }
 
 const Tarballs = require(join(root, 'node_modules/oclif/lib/tarballs/index.js'));
+// oclif warns that an archive with no S3 bucket cannot update itself: mkt's archives never update
+// themselves (the update notice says what to download), so that warning is no news. Others pass.
+const { ux } = require(require.resolve('@oclif/core', { paths: [join(root, 'node_modules/oclif')] }));
+const oclifWarn = ux.warn;
+ux.warn = (input) => (/^No S3 bucket or host configured/.test(String(input)) ? undefined : oclifWarn(input));
 const config = await Tarballs.buildConfig(stage, {
   sha: run('git', ['rev-parse', '--short', 'HEAD']).trim(),
   // oclif checks for 7-Zip before it looks in its cache for Windows: that target is made below.
@@ -139,7 +144,13 @@ for (const target of targets) {
     rmSync(dir, { recursive: true, force: true });
     cpSync(config.workspace(), dir, { recursive: true });
     const cache = join(stage, 'tmp/cache', `node-v${nodeVersion}-${target}.exe`, 'node.exe');
-    copyFileSync(cache, join(dir, 'bin', 'node.exe'));
+    mkdirSync(join(dir, 'lib'));
+    copyFileSync(cache, join(dir, 'lib', 'node.exe'));
+    writeWindowsLauncher(join(dir, 'bin', 'mkt.cmd'));
+  } else {
+    // Node in lib/, not bin/: with bin/ first on a PATH, `node` stays the person's own.
+    mkdirSync(join(dir, 'lib'));
+    renameSync(join(dir, 'bin', 'node'), join(dir, 'lib', 'node'));
   }
   // Only this platform's keychain binding (oclif installed the build machine's).
   const scope = join(dir, 'node_modules/@napi-rs');
@@ -205,11 +216,16 @@ function setInstall(dir, install) {
 }
 
 /**
- * bin/mkt: the Node beside it runs bin/run.js. A POSIX sh script in place of oclif's bash one: one
+ * bin/mkt: the Node in ../lib runs bin/run.js. A POSIX sh script in place of oclif's bash one: one
  * `exec`, no subshells unless started through a link (start-up: BENCHMARKS.md, standalone).
  */
 function writeLauncher(file) {
   writeFileSync(file, standaloneLauncher(), { mode: 0o755 });
+}
+
+/** bin\\mkt.cmd: the Node in ..\\lib runs bin\\run.js, with its exit code. */
+function writeWindowsLauncher(file) {
+  writeFileSync(file, '@echo off\r\n"%~dp0..\\lib\\node.exe" "%~dp0run.js" %*\r\n');
 }
 
 /** A .deb of the linux workspace `dir`: /usr/lib/mkt, and /usr/bin/mkt that runs it. */

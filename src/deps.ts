@@ -110,8 +110,9 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     log: verbose ? (line) => out.info(out.dim(line)) : undefined,
     hintFlags,
     siteSource: describeSiteSource(siteUrlSource, profile),
+    notSignedIn: async () => (await import('./auth/status.js')).notLoggedIn(deps),
   });
-  return {
+  const deps: Deps = {
     env,
     get stdin() {
       return input.stdin;
@@ -132,6 +133,7 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     verbose,
     json,
   };
+  return deps;
 }
 
 /** Where the site URL came from, as messages name it. */

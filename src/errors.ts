@@ -116,6 +116,16 @@ export class TerminatedError extends MktError {
   }
 }
 
+/**
+ * A command mkt ran for the person (`mkt sandbox exec -- CMD`) ended with `exitCode` (128+n for
+ * signal n): mkt exits with it and adds nothing, since the command's own output said what happened.
+ */
+export class ChildExitError extends MktError {
+  constructor(command: string, exitCode: number) {
+    super('child_exit', `${command} exited with code ${exitCode}.`, exitCode);
+  }
+}
+
 /** The person answered "no" to a confirmation: not a failure to report, but not done either (exit 1). */
 export class DeclinedError extends MktError {
   constructor() {

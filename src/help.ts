@@ -1,6 +1,6 @@
 import { Help, type Command, type Interfaces } from '@oclif/core';
 
-/** The commands a newcomer runs first, in order (README "Getting started"). */
+/** The commands a newcomer runs first, in order (the README's tour). */
 const START_HERE = ['sandbox:start', 'login', 'whoami'];
 
 /**

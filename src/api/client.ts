@@ -49,6 +49,8 @@ export interface ApiClientOptions {
   siteSource?: string;
   /** Global flags a printed hint must repeat to run in the same situation (e.g. `--site-url …`). */
   hintFlags?: string;
+  /** The error for a 401 to a request sent with no credential: "not signed in", and how to sign in. */
+  notSignedIn?: () => Promise<MktError>;
   maxRetries?: number;
   connectTimeoutMs?: number;
   /** The most a whole request may take, retries included (default: MKT_HTTP_TIMEOUT, else 30 s). */
@@ -160,6 +162,8 @@ export class ApiClient {
           continue;
         }
       }
+      if (res.status === 401 && !credential && options.auth !== false && this.options.notSignedIn)
+        throw await this.options.notSignedIn();
       const data = parseBody(res);
       if (res.status >= 300 && !options.allowErrorStatus)
         throw withRequestId(

@@ -145,10 +145,7 @@ export async function resolveClientId(deps: Deps, given: string | undefined): Pr
     `No OAuth client id: pass --client-id (the client_id of your app, cid_…), or store one for profile "${deps.profile}" with \`mkt config set client-id\`.`,
     {
       code: 'client_id_required',
-      hints: [
-        `mkt apps list${flags(deps)}   (shows each app's client_id, when signed in as its developer)`,
-        `mkt login${flags(deps)} --client-id cid_…`,
-      ],
+      hints: await (await import('./sign-in-hint.js')).signInHints(deps),
     },
   );
 }

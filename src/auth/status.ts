@@ -29,17 +29,15 @@ export interface AuthStatus {
 /** The error for "no credential": names the site (and where it came from), the profile, and the command that fixes it. */
 export async function notLoggedIn(deps: Deps): Promise<AuthError> {
   const elsewhere = await deps.session.signedInElsewhere();
-  const flags = deps.hintFlags ? ` ${deps.hintFlags}` : '';
   const note = elsewhere
     ? ` Its sign-in belongs to ${elsewhere} and is never sent to another site; sign in to ${deps.siteUrl} too, or use another profile.`
     : '';
   const said =
     deps.siteUrlSource === 'profile'
-      ? `Profile "${deps.profile}" is not logged in to ${deps.siteUrl} (its site-url setting).`
-      : `Not logged in to ${deps.siteUrl} (from ${siteSource(deps)}) with profile "${deps.profile}".`;
-  return new AuthError('not_logged_in', `${said}${note}`, {
-    hints: [`mkt login${flags}`, `mkt login --with-api-key${flags} < key.txt`],
-  });
+      ? `Profile "${deps.profile}" is not signed in to ${deps.siteUrl} (its site-url setting).`
+      : `Not signed in to ${deps.siteUrl} (from ${siteSource(deps)}) with profile "${deps.profile}".`;
+  const { signInHints } = await import('./sign-in-hint.js');
+  return new AuthError('not_logged_in', `${said}${note}`, { hints: await signInHints(deps) });
 }
 
 /** `mkt auth status`: what the CLI would authenticate with, checked against /whoami (refreshing a token first). */

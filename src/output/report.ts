@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { CheckFailedError, toMktError, type MktError } from '../errors.js';
+import { CheckFailedError, ChildExitError, toMktError, type MktError } from '../errors.js';
 import { colorFor, palette } from './colour.js';
 import { jsonText } from './output.js';
 import { safeText } from './safe-text.js';
@@ -24,6 +24,8 @@ export function reportError(
   },
 ): MktError {
   const error = toMktError(err);
+  // A command mkt ran ended so, and said why itself: only its exit code is left.
+  if (error instanceof ChildExitError) return error;
   const bug = error.code === 'internal';
   if (bug && (io.verbose || io.env.DEBUG)) io.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
   if (io.json && error instanceof CheckFailedError && error.document !== undefined) {

@@ -18,6 +18,8 @@ export interface ResendResult {
   forward_to: string;
   ok: boolean;
   response_status: number | null;
+  /** The start of what the target answered (its first 2 KiB), as the journal keeps it. */
+  response_excerpt: string | null;
   error: string | null;
 }
 
@@ -112,6 +114,9 @@ async function resendLocked(deps: Deps, input: ResendInput, dir: string): Promis
       status: result.ok ? 'forwarded' : 'failed',
       attempts: 1,
       ...(result.status !== null ? { response_status: result.status } : {}),
+      latency_ms: result.ms,
+      // What the handler answered, kept as listen keeps it (shown escaped and cut short).
+      ...(result.excerpt !== null ? { response_excerpt: result.excerpt } : {}),
       ...(error ? { error } : {}),
       forward_to: redactUrl(url.href),
     });
@@ -121,6 +126,7 @@ async function resendLocked(deps: Deps, input: ResendInput, dir: string): Promis
       forward_to: redactUrl(url.href),
       ok: result.ok,
       response_status: result.status,
+      response_excerpt: result.excerpt,
       error,
     });
   }

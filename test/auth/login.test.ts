@@ -91,7 +91,7 @@ describe('mkt login (browser flow)', () => {
     expect(await storedToken(ctx.dir)).toBeUndefined();
     const after = await runMkt(['auth', 'status'], ctx.dir, { env });
     expect(after.code).toBe(4);
-    expect(after.stderr).toContain('Not logged in');
+    expect(after.stderr).toContain('Not signed in');
     expect(after.stderr).toContain('Try: mkt login');
   });
 
@@ -162,7 +162,9 @@ describe('mkt login (browser flow)', () => {
   it('asks for a client id when neither the flag nor the profile has one (exit 2)', async () => {
     const res = await runMkt(['login'], ctx.dir, { env });
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain('Try: mkt login --client-id cid_…');
+    expect(res.stderr).toContain(
+      `Try: mkt login --client-id ${ctx.sandbox.seed.app.client_id} --scope apps:write\n`,
+    );
   });
 
   it('refuses an unknown client id before opening the browser (exit 2)', async () => {
@@ -337,7 +339,9 @@ describe('mkt login --with-api-key', () => {
         const res = await run();
         expect(res.code).toBe(4);
         expect(res.stderr).toContain(`Its sign-in belongs to ${ctx.sandbox.siteUrl}`);
-        expect(res.stderr).toMatch(/Try: mkt login( --site-url \S+)?\n/);
+        expect(res.stderr).toMatch(
+          /Try: mkt login --client-id cid_…( --site-url \S+)? {3}\(your app's client id\)\n/,
+        );
       }
       expect(other.seen.filter((s) => s.headers['x-api-key'] !== undefined)).toEqual([]);
       expect(other.seen.filter((s) => s.headers.authorization !== undefined)).toEqual([]);

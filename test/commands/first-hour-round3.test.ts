@@ -9,13 +9,14 @@ import { typeInTerminal } from '../support/terminal.js';
 
 // The first hour, round 3 (issue 36), walked as a new user types it: global flags before the
 // command, the positional and flag forms naming each other, money and time as people write them,
-// dry runs that show what is sent, the trigger's report, listen's first lines, the README's storage
+// dry runs that show what is sent, the trigger's report, listen's first lines, the sandbox guide's storage
 // section, and output that cannot be written. One sandbox for the file; the tests run in order
 // (the clock only moves forward).
 
 const ctx = useSandbox();
 const seed = () => ctx.sandbox.seed;
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const WEBHOOKS_GUIDE = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
+const SANDBOX_GUIDE = readFileSync(new URL('../../docs/sandbox.md', import.meta.url), 'utf8');
 const userNamed = (name: string) => seed().users.find((u) => u.name?.startsWith(name))!.id;
 
 /** `mkt ARGS` typed into a terminal (a pseudo-terminal), against the file's sandbox. */
@@ -283,18 +284,18 @@ describe('trigger and listen tell the truth', () => {
       /^Receiving on the relay stream of app_\w+ \(resuming after #\d+\) and http:\/\/127\.0\.0\.1:\d+/m,
     );
     expect(stderr.indexOf('Relay connected')).toBe(-1);
-    // What the README says of it.
-    expect(README).not.toMatch(/with\s+`--port`, on a local receiver/);
-    expect(README).toMatch(
+    // What the webhooks guide says of it.
+    expect(WEBHOOKS_GUIDE).not.toMatch(/with\s+`--port`, on a local receiver/);
+    expect(WEBHOOKS_GUIDE).toMatch(
       /local receiver at `127\.0\.0\.1` for a marketplace that can post to you \(any free port/,
     );
   });
 });
 
-describe("README's storage section", () => {
+describe("the sandbox guide's storage paragraph", () => {
   it('names the files a started sandbox keeps, and they are what it says', async () => {
-    const start = README.indexOf('\nDurable: ');
-    const paragraph = README.slice(start, README.indexOf('\n\n', start + 1));
+    const start = SANDBOX_GUIDE.indexOf('\nDurable: ');
+    const paragraph = SANDBOX_GUIDE.slice(start, SANDBOX_GUIDE.indexOf('\n\n', start + 1));
     expect(paragraph).toContain('node:sqlite');
     const files = [...paragraph.matchAll(/`([\w-]+\.[\w.-]+)`/g)].map((m) => m[1]!);
     expect(files).toEqual(expect.arrayContaining(['sandbox.sqlite']));

@@ -38,14 +38,15 @@ describe('mkt whoami', () => {
     });
   });
 
-  it('says to log in (exit 4) when there is no credential, also as JSON', async () => {
+  it('says to sign in (exit 4) when there is no credential, with the line that works here, also as JSON', async () => {
+    const line = `mkt login --client-id ${ctx.sandbox.seed.app.client_id} --scope apps:write`;
     const res = await mkt(['whoami'], { MKT_API_KEY: undefined });
     expect(res.code).toBe(4);
-    expect(res.stderr).toContain('Try: mkt login');
+    expect(res.stderr).toContain(`Try: ${line}`);
     const json = await mkt(['whoami', '--json'], { MKT_API_KEY: undefined });
     expect(json.code).toBe(4);
     expect(JSON.parse(json.stdout)).toMatchObject({
-      error: { code: 'not_logged_in', hints: expect.arrayContaining(['mkt login']) },
+      error: { code: 'not_logged_in', hints: [line] },
     });
   });
 });

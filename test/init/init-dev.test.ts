@@ -7,7 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readmeCommands } from '../readme/readme-commands.js';
+import { docPath, readmeCommands } from '../readme/readme-commands.js';
 import { hasChromium, launchChromium } from '../support/chromium.js';
 import { npmGlobalConfig, runMkt, startMkt, tempDir } from '../support/cli.js';
 import { developerToken, useSandbox } from '../support/sandbox.js';
@@ -132,8 +132,8 @@ describe.skipIf(!hasChromium())('mkt init, then mkt dev (Chromium)', () => {
     };
     const mkt = (args: string[], cwd = work.path) => runMkt(args, ctx.dir, { env, cwd });
 
-    // The README's own lines (Start a new app), with a free port and this walk's template.
-    const readme = readmeCommands(new URL('../../README.md', import.meta.url).pathname, 'Start a new app');
+    // The guide's own lines (docs/new-app.md), with a free port and this walk's template.
+    const readme = readmeCommands(docPath('docs/new-app.md'), 'Start a new app');
     expect(readme).toEqual(
       expect.arrayContaining([
         'mkt init my-app --name "My App" --template node',

@@ -1,16 +1,15 @@
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { baseEnv, MKT_BIN } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
-import { readmeCommands } from '../readme/readme-commands.js';
+import { docPath, readmeCommands } from '../readme/readme-commands.js';
 
-// The README's "Test a subscription's life", run as written in one bash session (its variables carry
+// The guide's "Test a subscription's life" (docs/sandbox.md), run as written in one bash session (its variables carry
 // from line to line), against a sandbox, with the test key in the environment.
 
 const ctx = useSandbox();
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const GUIDE = docPath('docs/sandbox.md');
 
 function bash(
   script: string,
@@ -23,9 +22,9 @@ function bash(
   });
 }
 
-describe("the README's subscription life", () => {
+describe("the sandbox guide's subscription life", () => {
   it('runs as written: active, past due after the declined renewal, expired after the grace period', async () => {
-    const commands = readmeCommands(README, "Test a subscription's life");
+    const commands = readmeCommands(GUIDE, "Test a subscription's life");
     expect(commands[0]).toBe('mkt apps payments status');
     expect(commands).toContain('mkt simulator clock advance 31d');
     // `mkt` is the built CLI, as after `npm install -g`; each line's output is fenced for the checks.

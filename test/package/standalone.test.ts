@@ -24,11 +24,12 @@ const keychain = Boolean(process.env.DBUS_SESSION_BUS_ADDRESS);
 let work: { path: string; remove(): Promise<void> };
 let release: string;
 const installs: Record<'archive' | 'deb', string> = { archive: '', deb: '' };
+let packed: { stdout: string; stderr: string };
 
 beforeAll(async () => {
   work = await tempDir('mkt-standalone-');
   release = join(work.path, 'release');
-  await run(process.execPath, [join(root, 'scripts/pack-standalone.js'), '--out', release], {
+  packed = await run(process.execPath, [join(root, 'scripts/pack-standalone.js'), '--out', release], {
     cwd: root,
     maxBuffer: 16 << 20,
     // The machine's npm settings and cache (the tests' HOME may be a temporary folder).
@@ -65,6 +66,29 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(() => work?.remove());
 
+it("the archive's bin/ holds mkt alone: first on a PATH, it leaves the person's node theirs", async () => {
+  const { stdout } = await run('tar', ['-tzf', join(release, 'mkt-v0.1.0-linux-x64.tar.gz')], {
+    maxBuffer: 64 << 20,
+  });
+  const bin = stdout.split('\n').filter((f) => /^mkt\/bin\/[^/]+$/.test(f));
+  expect(bin).not.toContain('mkt/bin/node');
+  expect(stdout).toMatch(/^mkt\/lib\/node$/m);
+  // As the README has it: the archive's bin/ first on PATH, and a node of the person's own after it.
+  const own = join(work.path, 'own-node');
+  await mkdir(own);
+  await writeFile(join(own, 'node'), '#!/bin/sh\necho "the person\'s node"\n', { mode: 0o755 });
+  const path = `${installs.archive}:${own}:/usr/bin:/bin`;
+  const which = await run('sh', ['-c', 'command -v node; node; mkt --version'], { env: { PATH: path } });
+  expect(which.stdout).toBe(
+    `${join(own, 'node')}\nthe person's node\nmkt/0.1.0 linux-x64 node-v22.23.3 (standalone)\n`,
+  );
+});
+
+it("builds with no warning of oclif's about S3 (mkt's archives never update themselves)", () => {
+  expect(packed.stdout + packed.stderr).not.toMatch(/S3|Warning/);
+  expect(packed.stdout).toMatch(/mkt-v0\.1\.0-linux-x64\.tar\.gz +[\d.]+ MB/);
+});
+
 it('publishes SHA256SUMS that `sha256sum -c` accepts', async () => {
   const { stdout } = await run('sha256sum', ['-c', 'SHA256SUMS'], { cwd: release });
   expect(stdout).toBe('mkt-v0.1.0-linux-x64.tar.gz: OK\nmkt_0.1.0_amd64.deb: OK\n');
@@ -75,7 +99,9 @@ it('the .deb puts mkt at /usr/bin/mkt, its Node and only the linux-x64 keychain 
     maxBuffer: 64 << 20,
   });
   expect(stdout).toMatch(/^-rwxr-xr-x root\/root .* \.\/usr\/bin\/mkt$/m);
-  expect(stdout).toMatch(/ \.\/usr\/lib\/mkt\/bin\/node$/m);
+  expect(stdout).toMatch(/ \.\/usr\/lib\/mkt\/lib\/node$/m);
+  // /usr/bin holds mkt alone: no other program of the package stands on a PATH.
+  expect(stdout).not.toMatch(/ \.\/usr\/bin\/(?!mkt$).+$/m);
   const bindings = stdout.match(/\.\/usr\/lib\/mkt\/node_modules\/@napi-rs\/keyring-[^/]+\/$/gm);
   expect(bindings).toEqual(['./usr/lib/mkt/node_modules/@napi-rs/keyring-linux-x64-gnu/']);
   expect(stdout).not.toMatch(/node_modules\/(vitest|esbuild|typescript|oclif)\//);

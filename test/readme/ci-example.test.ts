@@ -6,15 +6,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { baseEnv, tempDir } from '../support/cli.js';
+import { docSection } from './readme-commands.js';
 
-// README's "Test your app against the sandbox in CI", run as written: its fixtures file and test
+// docs/sandbox.md's "Test your app against the sandbox in CI", run as written: its fixtures file and test
 // suite make a small app; the GitHub Actions job's `run:` steps (the `uses:` steps are GitHub's:
 // checkout and Node) and the shell script run in it, with mkt installed by the job's own step from
 // this checkout (MKT_PACKAGE set to it in place of the registry name) into a private npm prefix.
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const section = readme.split('\n## ').find((s) => s.startsWith('Test your app against the sandbox in CI'))!;
+const section = docSection(join(root, 'docs/sandbox.md'), 'Test your app against the sandbox in CI');
 const block = (lang: string) => new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(section)![1]!;
 
 let dir: { path: string; remove(): Promise<void> };
@@ -55,7 +55,7 @@ const run = (script: string, extra: Record<string, string> = {}) =>
     timeout: 120_000,
   });
 
-describe("README's CI examples", () => {
+describe("the sandbox guide's CI examples", () => {
   it("runs the GitHub Actions job's steps as written", () => {
     const workflow = parse(block('yaml')) as {
       jobs: Record<string, { env: Record<string, string>; steps: Array<{ run?: string; uses?: string }> }>;

@@ -42,6 +42,13 @@ it('npm run demo walks the newcomer path to a verified delivery and cleans up', 
     /✓ Your server received subscription\.created \(\S+\) for usr_\S+; its own signature check passed\./,
   );
   expect(out).not.toMatch(/The demo stopped/);
+  // The app it creates is the one it goes on with: the default app, the plan's, the listener's.
+  const created = /^\$ mkt apps create .*\n(?:.*\n)*?\s+(app_\w+)$/m.exec(out)![1]!;
+  const seeded = /^\s+App:\s+.*\((app_\w+)\)/m.exec(out)![1]!;
+  expect(created).not.toBe(seeded);
+  expect(out).toContain(`$ mkt apps use ${created}`);
+  expect(out).toMatch(new RegExp(`Receiving on the relay stream of ${created} `));
+  expect(out).not.toMatch(new RegExp(`--app ${seeded}`));
   // Its temporary folder (config, data, credentials) is gone.
   expect(await readdir(tmp.path)).toEqual([]);
 }, 180_000);

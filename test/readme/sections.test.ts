@@ -1,19 +1,20 @@
 import { spawn } from 'node:child_process';
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MKT_BIN, baseEnv, startMkt } from '../support/cli.js';
 import { useSandbox } from '../support/sandbox.js';
+import { docPath, docSection } from './readme-commands.js';
 
-// README's "Your webhook handler" and "Scripting mkt", run as written with the sandbox's values in
-// place of the placeholders (and a free port for the handler's 3000).
+// The guides' "Your webhook handler" (docs/webhooks.md) and "Scripting mkt" (docs/scripting.md), run
+// as written with the sandbox's values in place of the placeholders (and a free port for the
+// handler's 3000).
 
-const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
 const ctx = useSandbox();
 
-/** The first fenced block of `lang` in README's section `title`. */
-function block(title: string, lang: string): string {
-  const text = readme.split('\n## ').find((s) => s.startsWith(title))!;
+/** The first fenced block of `lang` in the guide's section `title`. */
+function block(guide: string, title: string, lang: string): string {
+  const text = docSection(docPath(guide), title);
   return new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(text)![1]!;
 }
 
@@ -34,11 +35,14 @@ function run(
   });
 }
 
-describe('README sections', () => {
+describe('the guides, run as written', () => {
   it('"Your webhook handler" checks the signature and receives what listen forwards', async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const file = join(ctx.dir, 'webhook-handler.mjs');
-    await writeFile(file, block('Your webhook handler', 'js').replace('listen(3000', `listen(${port}`));
+    await writeFile(
+      file,
+      block('docs/webhooks.md', 'Your webhook handler', 'js').replace('listen(3000', `listen(${port}`),
+    );
     const handler = spawn(process.execPath, [file], {
       env: { ...process.env, MKT_WEBHOOK_SECRET: ctx.sandbox.seed.app.webhook_secret },
     });
@@ -77,7 +81,7 @@ describe('README sections', () => {
     await writeFile(join(bin, 'jq'), '#!/bin/sh\necho "jq: not installed" >&2\nexit 127\n');
     await chmod(join(bin, 'jq'), 0o755);
     const script = join(ctx.dir, 'script.sh');
-    await writeFile(script, block('Scripting mkt', 'sh'));
+    await writeFile(script, block('docs/scripting.md', 'Scripting mkt', 'sh'));
     const env = { ...baseEnv(ctx.dir), ...ctx.env, PATH: `${bin}:${process.env.PATH}` };
     const res = await run('bash', [script], env);
     expect(res.code, res.err).toBe(0);

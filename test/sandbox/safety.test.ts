@@ -270,6 +270,7 @@ describe('standards', () => {
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       scopes_supported: ['identity:read', 'entitlements:read', 'apps:write'],
+      sandbox_client_id: ctx.sandbox.seed.app.client_id,
     });
   });
 

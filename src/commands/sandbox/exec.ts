@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { UsageError } from '../../errors.js';
+import { ChildExitError, UsageError } from '../../errors.js';
 import { envHelp } from '../../sandbox-run/env.js';
 
 export default class SandboxExec extends BaseCommand<typeof SandboxExec> {
@@ -34,7 +34,10 @@ ${envHelp()}`;
     // Taking the signal makes Ctrl-C and SIGTERM wait for CMD (which receives them) instead of ending mkt.
     void this.signal;
     const { argv } = await this.parse(SandboxExec);
-    const [command, ...args] = argv as string[];
+    // CMD and its arguments exactly as typed after `--` (oclif's parse of a non-strict command moves
+    // a word that follows a flag-like one: `sh -c 'echo "$1"' sh x` would lose its order).
+    const end = this.argv.indexOf('--');
+    const [command, ...args] = end >= 0 ? this.argv.slice(end + 1) : (argv as string[]);
     if (command === undefined) {
       throw new UsageError('Name the command to run after --, as in: mkt sandbox exec -- npm test', {
         code: 'command_required',
@@ -54,9 +57,6 @@ ${envHelp()}`;
       seed,
       log: { stderr: this.flags.verbose ? process.stderr : undefined, file: this.flags['log-file'] },
     });
-    if (code !== 0) {
-      process.exitCode = code;
-      this.exit(code);
-    }
+    if (code !== 0) throw new ChildExitError(command, code);
   }
 }

@@ -85,6 +85,16 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
       if (err instanceof FolderInUseError) throw new MktError('sandbox_running', err.message, 1);
       if (err instanceof DamagedDataError) throw new MktError('data_damaged', err.message, 1);
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        // The port is taken first (startSandbox): a sandbox already on this folder is why, say that.
+        const other = await (await import('../../sandbox-run/running.js')).findRunning(folder);
+        if (other) {
+          throw new MktError(
+            'sandbox_running',
+            new FolderInUseError(folder, { url: other.site_url, pid: other.pid }).message,
+            1,
+            { hints: [`mkt sandbox stop${this.flags['data-dir'] ? ` --data-dir ${folder}` : ''}`] },
+          );
+        }
         throw new MktError(
           'port_in_use',
           `Port ${this.flags.port} on 127.0.0.1 is already in use (a sandbox may be running).`,

@@ -4,6 +4,8 @@ import { checkUrl } from '../../urls.js';
 import { BaseCommand } from '../../base-command.js';
 import { MktError, UsageError } from '../../errors.js';
 import { arg, flags } from '../../flags.js';
+import { oneLine, safeText } from '../../output/safe-text.js';
+import type { ResendResult } from '../../webhooks/resend.js';
 
 export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
   static summary = 'Forward journaled deliveries again, with their exact bytes and headers.';
@@ -53,7 +55,7 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
     if (!deps.json) {
       for (const r of results) {
         if (r.ok) deps.out.success(`Resent ${r.id} (${r.event}) to ${r.forward_to}: ${r.response_status}.`);
-        else deps.out.warn(`Resending ${r.id} to ${r.forward_to} failed: ${r.error}.`);
+        else deps.out.warn(`Resending ${r.id} to ${r.forward_to} failed: ${failure(r)}.`);
       }
       if (results.length === 0) deps.out.info('No failed deliveries to resend.');
     }
@@ -62,7 +64,7 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
       throw new MktError(
         'forward_failed',
         one
-          ? `Resending ${failed[0]!.id} to ${failed[0]!.forward_to} failed: ${failed[0]!.error}.`
+          ? `Resending ${failed[0]!.id} to ${failed[0]!.forward_to} failed: ${failure(failed[0]!)}.`
           : `${failed.length} of ${results.length} deliveries could not be resent.`,
         1,
         // Not the same command again: what the target answered, then a working target.
@@ -71,4 +73,11 @@ export default class WebhooksResend extends BaseCommand<typeof WebhooksResend> {
     }
     return this.args.id ? results[0] : results;
   }
+}
+
+/** Why a resend failed, with the first words the handler answered (escaped, cut short), as listen says it. */
+function failure(r: ResendResult): string {
+  const answer = oneLine(r.response_excerpt);
+  const error = safeText(r.error ?? 'failed');
+  return answer ? `${error}; it answered: ${answer}` : error;
 }

@@ -14,7 +14,7 @@ marketplace signs it, and grades each answer: a valid delivery of each event and
 (2xx). Each answer is timed against the marketplace's delivery timeout. Exit 0 when every case
 passes, 1 when any fails, so it can stand in a CI job. The secret comes from --secret-env NAME,
 $MKT_WEBHOOK_SECRET, the credential store or the marketplace, as for \`webhooks listen\`.
-A handler that passes: the README, "Your webhook handler".`;
+A handler that passes: docs/webhooks.md, "Your webhook handler".`;
   static examples = [
     '<%= config.bin %> webhooks test --forward-to 3000',
     '<%= config.bin %> webhooks test --forward-to localhost:3000/webhooks --json',

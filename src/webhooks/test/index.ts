@@ -4,7 +4,7 @@ import { UnreachableError } from '../../errors.js';
 import type { CaseResult } from './grade.js';
 
 /** Where the guide to a handler that passes is. */
-export const HANDLER_GUIDE = 'README.md, "Your webhook handler"';
+export const HANDLER_GUIDE = 'docs/webhooks.md, "Your webhook handler"';
 
 /** What `mkt webhooks test` was asked to do. */
 export interface HandlerTestInput {
