@@ -1,4 +1,4 @@
-import { appendFileSync } from 'node:fs';
+import { appendFileChecked } from '../../platform/fs-atomic.js';
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { ValidateFunction } from 'ajv';
@@ -198,7 +198,7 @@ export async function checkAnswers<Rest extends unknown[]>(
           problem,
         } satisfies AnswerMismatch),
       );
-      appendFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
+      appendFileChecked(file, `${lines.join('\n')}\n`, 'answer_log_unsafe');
     }
     return answer;
   };
