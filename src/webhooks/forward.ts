@@ -169,7 +169,8 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
 }
 
 /**
- * A delivery forwarded this long after its envelope `timestamp` is restamped (docs/PROTOCOL.md,
+ * A delivery forwarded this long after (or before: the sandbox's business clock moved on) its
+ * envelope `timestamp` is restamped (docs/PROTOCOL.md,
  * Forwarding): a handler's replay window (5 minutes in the templates and Standard Webhooks) would
  * refuse it otherwise. One forwarded sooner goes as received, byte for byte.
  */
@@ -177,7 +178,7 @@ export const RESTAMP_AFTER_MS = 60_000;
 
 /**
  * The bytes and headers to forward at `now`: as received while the envelope's `timestamp` is under
- * RESTAMP_AFTER_MS old; else the same bytes with only that value replaced by `now` and
+ * RESTAMP_AFTER_MS from `now`; else the same bytes with only that value replaced by `now` and
  * `X-Marketplace-Signature` made for them with `secret` (as the marketplace signs, src/wire/signing.ts),
  * as `stripe listen` signs each forward. The journal keeps what was received. A body that is not an
  * envelope, or without a secret to sign with, goes as received.
@@ -198,7 +199,7 @@ export function restamp(
   if (
     typeof stamp !== 'string' ||
     !/^[\x20-\x7e]+$/.test(stamp) ||
-    !(now - Date.parse(stamp) >= RESTAMP_AFTER_MS)
+    !(Math.abs(now - Date.parse(stamp)) >= RESTAMP_AFTER_MS)
   )
     return { body, headers };
   // The value as serialized (`"timestamp":"…"`, compactly, docs/PROTOCOL.md): replaced in place when
