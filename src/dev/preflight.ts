@@ -103,7 +103,7 @@ function missingDependencies(dir: string): string[] {
 }
 
 /** The venv line the template's README gives (Debian's pip refuses installing outside one). */
-export const VENV_LINE = 'python3 -m venv .venv && .venv/bin/pip install -r requirements.txt';
+export const VENV_LINE = 'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt';
 
 async function checkPython(dir: string, command: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
   const venv = join(dir, '.venv', 'bin', 'python3');

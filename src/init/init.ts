@@ -52,7 +52,7 @@ type InitDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'credentials' | 'sessi
 /** The install line of each template's README (Debian's pip installs only into a venv). */
 export const INSTALL = {
   node: 'npm install',
-  python: 'python3 -m venv .venv && .venv/bin/pip install -r requirements.txt',
+  python: 'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt',
 } as const;
 
 /** A folder name beside `dir` that does not exist yet (`my-app-2`, `my-app-3`…). */
