@@ -93,7 +93,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const expression = (flags as { jq?: string }).jq;
     if (expression !== undefined) {
       const { loadJqFilter } = await import('./output/jq.js');
-      this.jq = await loadJqFilter(expression, { terminal: Boolean(process.stdout.isTTY) });
+      this.jq = await loadJqFilter(expression, { terminal: Boolean(process.stdout.isTTY), env: process.env });
     }
   }
 
@@ -134,13 +134,31 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       process.stdout.write(jsonText(json));
       return;
     }
-    const { text, error } = this.jq.apply(json);
-    process.stdout.write(text);
-    // oclif prints the result after the command's own error handling: the failure is told here.
-    if (error) {
-      const io = { json: false, stdout: process.stdout, stderr: process.stderr, env: process.env };
-      process.exitCode = reportError(error, io).exitCode;
-    }
+    // --jq runs in a worker (output/jq.ts): _run waits for it below.
+    this.printing = this.jq.apply(json).then(
+      ({ text, error }) => {
+        process.stdout.write(text);
+        // oclif prints the result after the command's own error handling: the failure is told here.
+        if (error) this.reportLate(error);
+      },
+      (err: unknown) => this.reportLate(err),
+    );
+  }
+
+  /** An error found after oclif's own handling (in --jq's output): told, and its exit code kept. */
+  private reportLate(err: unknown): void {
+    const io = { json: false, stdout: process.stdout, stderr: process.stderr, env: process.env };
+    process.exitCode = reportError(err, io).exitCode;
+  }
+
+  /** What --jq prints of the result, once the worker answered. */
+  private printing: Promise<void> | undefined;
+
+  /** oclif's run, then the end of what --jq prints (logJson starts it without waiting). */
+  public override async _run<R>(): Promise<R> {
+    const result = await super._run<R>();
+    await this.printing;
+    return result;
   }
 
   /** After every command: word of a newer mkt, when there is one to give (src/update/notice.ts). */
@@ -175,7 +193,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // With --jq an error is told on stderr in words (as gh does): stdout holds only what the filter
     // printed, and a failed check's document goes through the filter like an answer.
     if (this.jq && err instanceof CheckFailedError && err.document !== undefined) {
-      const { text } = this.jq.apply(err.document);
+      const { text } = await this.jq.apply(err.document).catch(() => ({ text: '' }));
       process.stdout.write(text);
     }
     const json = this.jsonEnabled() && !this.jqGiven();

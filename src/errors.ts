@@ -1,3 +1,5 @@
+import { isRefused } from './platform/refused.js';
+
 /** Exit codes every `mkt` command uses (docs/CLI.md). */
 export const ExitCode = {
   ok: 0,
@@ -119,6 +121,10 @@ export class DeclinedError extends MktError {
 /** Turns anything thrown into an MktError; unknown errors become `internal` (exit 1) and keep their message. */
 export function toMktError(err: unknown): MktError {
   if (err instanceof MktError) return err;
+  if (isRefused(err))
+    return new MktError(err.code, err.message, err.usage ? ExitCode.usage : ExitCode.error, {
+      hints: err.hints,
+    });
   if (err instanceof Error) {
     const e = new MktError('internal', err.message || String(err), ExitCode.error, { cause: err });
     e.stack = err.stack;

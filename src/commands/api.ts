@@ -47,7 +47,7 @@ export default class Api extends BaseCommand<typeof Api> {
       deps.out.info(`HTTP ${res.status}`);
       for (const [k, v] of Object.entries(res.headers)) deps.out.info(`${k}: ${String(v)}`);
     }
-    if (res.data !== undefined) deps.out.json(res.data);
+    if (res.data !== undefined) await deps.out.json(res.data);
     else if (res.text) deps.out.data(res.text);
   }
 }

@@ -57,7 +57,7 @@ changes nothing (the delivery is marked X-Marketplace-Simulated: synthetic). Tes
     });
     if ('dry_run' in result) {
       if (!deps.json) {
-        deps.out.json(result.envelope);
+        await deps.out.json(result.envelope);
         if (result.user_left_out === 'new_test_user')
           deps.out.info(
             deps.out.dim('data.user_id: a new test user, whom the marketplace creates and subscribes.'),

@@ -1,8 +1,8 @@
-import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, readFileSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock } from '../platform/clock.js';
-import { writeFileAtomic } from '../platform/fs-atomic.js';
+import { openNoFollowSync, writeFileAtomic } from '../platform/fs-atomic.js';
 import { withFileLock } from '../platform/lock-file.js';
 import { MktError, UsageError } from '../errors.js';
 import { requireCommonJs } from '../platform/commonjs.js';
@@ -111,7 +111,7 @@ export class FileStore implements CredentialStore {
     try {
       // O_NOFOLLOW: a symbolic link planted here is refused, never read, chmod-ed or written through.
       // Read at once (as the config file): node:fs/promises costs ~1.8 ms of a start to load.
-      const fd = openSync(this.file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+      const fd = openNoFollowSync(this.file, constants.O_RDONLY, 'credentials_symlink');
       try {
         const info = fstatSync(fd);
         // Someone loosened the permissions: tighten them again rather than leave secrets readable.

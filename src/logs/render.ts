@@ -45,8 +45,8 @@ export function logLine(out: Output, e: RequestLogEntry): string {
 export function tailRenderer(out: Output, options: { json: boolean }): (event: TailEvent) => void {
   return (event) => {
     if (event.type === 'request') {
-      const line = options.json ? out.jsonLine(JSON.stringify(event.entry)) : logLine(out, event.entry);
-      if (line !== undefined) out.data(line);
+      if (options.json) out.jsonLine(JSON.stringify(event.entry), (line) => out.data(line));
+      else out.data(logLine(out, event.entry));
       return;
     }
     if (options.json) return out.info(JSON.stringify(event));

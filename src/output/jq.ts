@@ -4,41 +4,66 @@
 // a terminal). Why jq-wasm: docs/DECISIONS.md (--jq).
 import { MktError, UsageError } from '../errors.js';
 import { safeText } from './safe-text.js';
-import { requireCommonJs } from '../platform/commonjs.js';
+import { resolveCommonJs } from '../platform/commonjs.js';
 
 /**
  * A compiled --jq expression: `apply` turns one JSON value into the text to print ('' for none) and,
  * when jq failed on it, the error (the text then holds what jq printed before it failed).
  */
 export interface JqFilter {
-  apply(value: unknown): { text: string; error?: MktError };
+  apply(value: unknown): Promise<{ text: string; error?: MktError }>;
 }
 
-interface JqHandle {
-  raw(input: string, query: string, flags?: string[]): { stdout: string; stderr: string; exitCode: number };
+interface JqResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
 }
+
+// The worker (src/platform/expression-worker.ts): jq loaded there, each message one run of it. jq's
+// code as V8 first compiles it (Liftoff), never recompiled in the background: a --jq run is a few
+// milliseconds, and the recompiling (TurboFan, on every core) held up the very request the command
+// was waiting on (BENCHMARKS.md, --jq). V8's flags are the process's: set before the worker starts.
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const ready = require(workerData.jq).loadJq();
+parentPort.on('message', (m) => {
+  ready.then((jq) => {
+    try {
+      parentPort.postMessage({ id: m.id, ...jq.raw(m.input, m.expression, ['-c']) });
+    } catch (e) {
+      parentPort.postMessage({ id: m.id, error: String(e && e.message || e) });
+    }
+  }, (e) => parentPort.postMessage({ id: m.id, error: String(e && e.message || e) }));
+});`;
 
 /**
- * Loads jq and checks `expression` before the command does anything: a bad one is a usage error
- * naming the line and column jq gives. `terminal`: stdout is a terminal (indent, escape controls).
+ * Loads jq (in a worker thread: Ctrl-C and SIGTERM end an endless expression; bounded memory) and
+ * checks `expression` before the command does anything: a bad one is a usage error naming the line
+ * and column jq gives. `terminal`: stdout is a terminal (indent, escape controls).
  */
-export async function loadJqFilter(expression: string, options: { terminal: boolean }): Promise<JqFilter> {
-  const { loadJq } = requireCommonJs<{ loadJq(): Promise<JqHandle> }>('jq-wasm');
-  // jq's code as V8 first compiles it (Liftoff), never recompiled in the background: a --jq run is a
-  // few milliseconds, and the recompiling (TurboFan, on every core) held up the very request the
-  // command was waiting on (BENCHMARKS.md, --jq). Read when the module is compiled, just below.
+export async function loadJqFilter(
+  expression: string,
+  options: { terminal: boolean; env?: Record<string, string | undefined> },
+): Promise<JqFilter> {
+  const { ExpressionWorker, expressionMemoryMb } = await import('../platform/expression-worker.js');
   process.getBuiltinModule('node:v8').setFlagsFromString('--liftoff-only');
-  const jq = await loadJq();
+  const worker = new ExpressionWorker(
+    WORKER,
+    { jq: resolveCommonJs('jq-wasm') },
+    { what: 'The --jq expression', memoryMb: expressionMemoryMb(options.env ?? process.env) },
+  );
+  const run = (input: string) => worker.call<JqResult>({ input, expression });
   // jq exits 3 on a compile error only (a run on `null` that fails at run time exits 5).
-  const check = jq.raw('null', expression, ['-c']);
+  const check = await run('null');
   if (check.exitCode === 3) {
     throw new UsageError(`The --jq expression is not valid: ${jqMessage(check.stderr)}.`, {
       code: 'invalid_jq',
     });
   }
   return {
-    apply(value) {
-      const result = jq.raw(JSON.stringify(value) ?? 'null', expression, ['-c']);
+    async apply(value) {
+      const result = await run(JSON.stringify(value) ?? 'null');
       const text = result.stdout
         .split('\n')
         .filter((line) => line !== '')
@@ -58,7 +83,8 @@ function format(value: unknown, terminal: boolean): string {
   if (value === null) return '\n';
   if (typeof value === 'string') return `${terminal ? safeText(value) : value}\n`;
   if (typeof value !== 'object') return `${String(value)}\n`;
-  return `${JSON.stringify(value, null, terminal ? 2 : undefined)}\n`;
+  // JSON.stringify leaves C1 controls and bidi overrides (U+009B, U+202E) as they are: escaped on a terminal.
+  return terminal ? `${safeText(JSON.stringify(value, null, 2))}\n` : `${JSON.stringify(value)}\n`;
 }
 
 /** jq's first error line without its "jq: error" prefix and the "<top-level>" name of the program. */

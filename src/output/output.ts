@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import { colorFor, isCI, palette, type Style } from './colour.js';
 import type { JqFilter } from './jq.js';
 import { safeLine, safeText } from './safe-text.js';
+import { drained } from '../platform/line-copy.js';
 
 type Env = Record<string, string | undefined>;
 type Stream = Writable & { isTTY?: boolean; columns?: number };
@@ -27,7 +28,6 @@ export class Output {
   /** The --jq filter every JSON document and JSON line goes through, when the flag was given. */
   readonly jq: JqFilter | undefined;
   private readonly said = new Set<string>();
-  private draining: Promise<void> | undefined;
   private readonly style: ReturnType<typeof palette>;
 
   constructor(options: { stdout: Stream; stderr: Stream; env: Env; json: boolean; jq?: JqFilter }) {
@@ -52,41 +52,45 @@ export class Output {
    * by stdout's buffer however slow its reader (`mkt logs tail | less`, a paused pipe).
    */
   backlog(): Promise<void> | undefined {
-    const s = this.stdout;
-    if (!s.writableNeedDrain) return undefined;
-    return (this.draining ??= new Promise<void>((resolve) => {
-      const done = () => {
-        s.off('drain', done);
-        s.off('close', done);
-        this.draining = undefined;
-        resolve();
-      };
-      s.on('drain', done);
-      s.on('close', done);
-    }));
+    // Lines waiting for --jq count as output not yet taken.
+    if (this.jqPending > 64) return this.jqQueue;
+    return drained(this.stdout);
   }
 
   /** Writes a JSON document to stdout (the one way mkt prints JSON: jsonText), or what --jq makes of it. */
-  json(value: unknown): void {
+  async json(value: unknown): Promise<void> {
     if (!this.jq) {
       this.stdout.write(jsonText(value));
       return;
     }
-    const { text, error } = this.jq.apply(value);
+    const { text, error } = await this.jq.apply(value);
     this.stdout.write(text);
     if (error) throw error;
   }
 
+  /** The --jq runs of stream lines not yet printed (jsonLine), in order. */
+  private jqQueue: Promise<void> = Promise.resolve();
+  private jqPending = 0;
+
   /**
-   * One line of a JSON-lines stream (listen, logs tail) as it goes to stdout: the line itself, or
-   * what --jq makes of it (undefined when it printed nothing; a failure of the expression is a
-   * warning, and the stream goes on).
+   * One line of a JSON-lines stream (listen, logs tail) handed to `print` as it goes to stdout: the
+   * line itself at once, or what --jq makes of it, in order (nothing when it printed nothing; a
+   * failure of the expression is a warning, and the stream goes on).
    */
-  jsonLine(line: string): string | undefined {
-    if (!this.jq) return line;
-    const { text, error } = this.jq.apply(JSON.parse(line));
-    if (error) this.warn(error.message);
-    return text ? text.slice(0, -1) : undefined;
+  jsonLine(line: string, print: (text: string) => void): void {
+    const jq = this.jq;
+    if (!jq) return print(line);
+    this.jqPending++;
+    this.jqQueue = this.jqQueue
+      .then(() => jq.apply(JSON.parse(line)))
+      .then(
+        ({ text, error }) => {
+          if (error) this.warn(error.message);
+          if (text) print(text.slice(0, -1));
+        },
+        (err: Error) => this.warn(err.message),
+      )
+      .finally(() => this.jqPending--);
   }
 
   /** A progress or information line on stderr. */

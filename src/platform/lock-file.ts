@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Clock } from './clock.js';
 import { MktError } from '../errors.js';
+import { processStartMs } from './processes.js';
 
 /** What a lock file holds: which process holds it, since when, on which host, plus the holder's own fields. */
 export interface LockHolder {
@@ -40,23 +41,6 @@ async function readHolder(path: string): Promise<LockHolder | 'unreadable' | nul
 }
 
 /**
- * When the process `pid` started (ms since the epoch), where the system says (Linux /proc, in ticks
- * of 1/100 s since boot); undefined elsewhere or when it cannot be read.
- */
-function processStart(pid: number): number | undefined {
-  if (process.platform !== 'linux') return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: fields are counted after its last ")".
-    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    const boot = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]);
-    return Number.isFinite(ticks) && Number.isFinite(boot) ? boot * 1000 + ticks * 10 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
  * Whether the holder may still be running: a process of that pid exists on this host (EPERM: it
  * exists, owned by someone else), and did not start after the lock was written (then the pid was
  * given to another process since). A holder on another host (a shared folder) cannot be checked and
@@ -71,7 +55,7 @@ function alive(path: string, h: LockHolder): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
-  const started = processStart(h.pid);
+  const started = processStartMs(h.pid);
   const locked = Date.parse(h.started_at);
   // Some slack for clock steps; in doubt, alive.
   return started === undefined || Number.isNaN(locked) || started <= locked + 10_000;

@@ -1,9 +1,18 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { MktError } from '../errors.js';
+import { openAppendSync, readOwnFileSync } from '../platform/fs-atomic.js';
+import { privateFolderSync } from '../platform/private-folder.js';
+import { signalProcess, spawnDetached } from '../platform/processes.js';
 import { sandboxEnv } from './env.js';
 import { answers, findRunning, readRunning } from './running.js';
+
+/** The sandbox's data folder, by the folder door: the same rule as the sandbox's own (claimFolder). */
+const SANDBOX_FOLDER = {
+  label: 'sandbox data folder',
+  code: 'data_folder_unsafe',
+  hints: ['mkt sandbox start --data-dir ~/.local/share/mkt/sandbox   (a folder of yours)'],
+};
 
 /** The sandbox's log file in its data folder, when it runs detached. */
 export const DETACHED_LOG = 'sandbox.log';
@@ -37,14 +46,19 @@ export async function detach(input: { bin: string; folder: string; argv: string[
       },
     );
   }
-  mkdirSync(input.folder, { recursive: true, mode: 0o700 });
+  // The folder door (another user's folder refused, as the sandbox itself refuses it), then the log
+  // never through a link planted at its name, never another user's file.
+  privateFolderSync(input.folder, SANDBOX_FOLDER);
   const logPath = join(input.folder, DETACHED_LOG);
-  const log = openSync(logPath, 'a', 0o600);
-  const child = spawn(process.execPath, [input.bin, 'sandbox', 'start', ...input.argv], {
-    detached: true,
-    stdio: ['ignore', 'ignore', log],
-    env: process.env,
-  });
+  const log = openAppendSync(logPath, 'data_folder_unsafe');
+  const { process: child, mark } = spawnDetached(
+    process.execPath,
+    [input.bin, 'sandbox', 'start', ...input.argv],
+    {
+      stdio: ['ignore', 'ignore', log],
+      env: process.env,
+    },
+  );
   closeSync(log);
   let exited: number | null | undefined;
   child.once('exit', (code, signal) => (exited = code ?? (signal ? 1 : 0)));
@@ -52,7 +66,13 @@ export async function detach(input: { bin: string; folder: string; argv: string[
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (exited !== undefined) {
-      const tail = readFileSync(logPath, 'utf8').trimEnd().split('\n').slice(-3).join(' ');
+      let text = '';
+      try {
+        text = readOwnFileSync(logPath, { maxBytes: 1 << 24, code: 'data_folder_unsafe' }) ?? '';
+      } catch {
+        // a log too large to read whole: the message names it
+      }
+      const tail = text.trimEnd().split('\n').slice(-3).join(' ');
       throw new MktError(
         'sandbox_start_failed',
         `The sandbox did not start: ${tail || 'no output'} (log: ${logPath}).`,
@@ -65,7 +85,7 @@ export async function detach(input: { bin: string; folder: string; argv: string[
       return { ...info, env: sandboxEnv(info), log_file: logPath };
     }
     if (Date.now() > deadline) {
-      child.kill('SIGTERM');
+      signalProcess(mark, 'SIGTERM');
       throw new MktError(
         'sandbox_start_timeout',
         `The sandbox did not answer within 30 s (log: ${logPath}).`,

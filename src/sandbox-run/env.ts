@@ -37,17 +37,8 @@ export function sandboxEnv(info: {
   };
 }
 
-/** A POSIX shell word for `value`: single-quoted, a quote inside written as '\''. */
-export function shellQuote(value: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
-}
-
-/** `export NAME=value` lines, each value quoted for sh, bash and zsh. */
-export function exportLines(env: Record<string, string>): string {
-  return Object.entries(env)
-    .map(([k, v]) => `export ${k}=${shellQuote(v)}\n`)
-    .join('');
-}
+/** `export NAME=value` lines: the values door (src/platform/file-values.ts). */
+export { exportLines } from '../platform/file-values.js';
 
 /** The help text's list of the variables. */
 export const envHelp = (): string => SANDBOX_ENV_DOC.map(([k, v]) => `  ${k.padEnd(22)} ${v}`).join('\n');

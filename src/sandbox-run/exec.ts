@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { constants } from 'node:os';
 import { MktError } from '../errors.js';
+import { appendFileChecked } from '../platform/fs-atomic.js';
+import { spawnChild, tempFolder } from '../platform/processes.js';
 import { safeText } from '../output/safe-text.js';
 import type { Fixtures } from '../sandbox/fixtures/schema.js';
 import { sandboxEnv } from './env.js';
@@ -28,10 +27,13 @@ const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
  */
 export async function execInSandbox(input: ExecInput): Promise<number> {
   const { startSandbox } = await import('../sandbox/start-sandbox.js');
-  const folder = mkdtempSync(join(tmpdir(), 'mkt-sandbox-'));
+  // Removed when this ends, and by the processes door when mkt exits early (a second Ctrl-C): the
+  // database in it holds every secret of this sandbox.
+  const temp = tempFolder('mkt-sandbox-');
+  const folder = temp.path;
   // Lines name the client's paths: shown with any control character escaped, as every mkt line.
   const line = (text: string) => {
-    if (input.log?.file) appendFileSync(input.log.file, `${safeText(text)}\n`, { mode: 0o600 });
+    if (input.log?.file) appendFileChecked(input.log.file, `${safeText(text)}\n`, 'log_file_unsafe');
     input.log?.stderr?.write(`${safeText(text)}\n`);
   };
   const logging = input.log?.file !== undefined || input.log?.stderr !== undefined;
@@ -60,14 +62,17 @@ export async function execInSandbox(input: ExecInput): Promise<number> {
       await sandbox.close();
     }
   } finally {
-    rmSync(folder, { recursive: true, force: true });
+    temp.remove();
   }
 }
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: 'inherit', env });
-    const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+    // In mkt's process group, so that a terminal's Ctrl-C and input reach CMD as if run directly (a
+    // test runner's watch mode reads the terminal); killed with what it started when mkt exits.
+    const started = spawnChild(command, args, { stdio: 'inherit', env, ownGroup: false });
+    const child = started.process;
+    const forward = (signal: NodeJS.Signals) => () => started.signal(signal);
     const handlers = FORWARDED.map((s) => [s, forward(s)] as const);
     for (const [s, h] of handlers) process.on(s, h);
     const done = () => {

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../platform/fs-atomic.js';
+import { readOwnFileSync, removeSync, writeFileAtomic } from '../platform/fs-atomic.js';
+import { isSameProcess, markOf, type ProcessMark } from '../platform/processes.js';
 import type { SandboxSeed } from '../sandbox/start-sandbox.js';
 
 /** What a running sandbox leaves in its data folder (0600): how to find, reach and stop it. */
@@ -11,19 +10,38 @@ export interface RunningSandbox {
   site_url: string;
   data_dir: string;
   started_at: string;
+  /** When its process started (clock ticks, /proc/PID/stat): proves that a pid is still this sandbox. */
+  process_start?: string;
   seed: SandboxSeed;
 }
 
 /** The file in the data folder; written once the sandbox answers, removed when it stops. */
 export const RUNNING_FILE = 'running.json';
 
+/** Writes the running file of this process (`info.pid`), with the mark that proves it later. */
 export const writeRunning = (info: RunningSandbox): Promise<void> =>
-  writeFileAtomic(join(info.data_dir, RUNNING_FILE), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  writeFileAtomic(
+    join(info.data_dir, RUNNING_FILE),
+    `${JSON.stringify({ ...info, process_start: markOf(info.pid).start }, null, 2)}\n`,
+    { mode: 0o600 },
+  );
+
+/** The process a running file names, as the processes door checks it. */
+export const markOfRunning = (info: RunningSandbox): ProcessMark => ({
+  pid: info.pid,
+  start: info.process_start,
+});
 
 /** The folder's running file, or undefined when there is none (or it is not one of ours). */
 export async function readRunning(dataDir: string): Promise<RunningSandbox | undefined> {
   try {
-    const info = JSON.parse(await readFile(join(dataDir, RUNNING_FILE), 'utf8')) as Partial<RunningSandbox>;
+    // Never through a link, never another user's file (the files door).
+    const text = readOwnFileSync(join(dataDir, RUNNING_FILE), {
+      maxBytes: 1 << 20,
+      code: 'running_file_unsafe',
+    });
+    if (text === undefined) return undefined;
+    const info = JSON.parse(text) as Partial<RunningSandbox>;
     if (typeof info.pid !== 'number' || typeof info.site_url !== 'string' || !info.seed) return undefined;
     return info as RunningSandbox;
   } catch {
@@ -34,23 +52,11 @@ export async function readRunning(dataDir: string): Promise<RunningSandbox | und
 /** Removes the running file, but only the one `pid` wrote (a newer sandbox's stays). */
 export async function removeRunning(dataDir: string, pid: number): Promise<void> {
   const info = await readRunning(dataDir);
-  if (info?.pid === pid) await rm(join(dataDir, RUNNING_FILE), { force: true });
+  if (info?.pid === pid) removeSync(join(dataDir, RUNNING_FILE));
 }
 
-/** True while process `pid` exists and has not exited (a zombie waiting for its parent to reap it has). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    // Linux: the state after the command's name; `Z` is exited, not yet reaped.
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
+/** True while the sandbox's process is alive and provably the one that wrote the file (processes door). */
+export const alive = (info: RunningSandbox): boolean => isSameProcess(markOfRunning(info));
 
 /** True when the sandbox at `siteUrl` answers (its OAuth metadata), within `timeoutMs`. */
 export async function answers(siteUrl: string, timeoutMs = 2000): Promise<boolean> {
@@ -72,7 +78,7 @@ export async function answers(siteUrl: string, timeoutMs = 2000): Promise<boolea
 export async function findRunning(dataDir: string): Promise<RunningSandbox | undefined> {
   const info = await readRunning(dataDir);
   if (!info) return undefined;
-  if (alive(info.pid) && (await answers(info.site_url))) return info;
-  if (!alive(info.pid)) await removeRunning(dataDir, info.pid);
+  if (alive(info) && (await answers(info.site_url))) return info;
+  if (!alive(info)) await removeRunning(dataDir, info.pid);
   return undefined;
 }

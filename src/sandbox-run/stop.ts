@@ -1,29 +1,23 @@
-import { readFileSync } from 'node:fs';
 import { MktError } from '../errors.js';
-import { alive, findRunning, readRunning, removeRunning } from './running.js';
+import { pidAlive, signalProcess } from '../platform/processes.js';
+import { alive, findRunning, markOfRunning, readRunning, removeRunning } from './running.js';
 
-/** True when `pid` is (as far as this system can tell) an mkt sandbox: on Linux its command line says so. */
-function looksLikeSandbox(pid: number): boolean {
-  try {
-    return /sandbox/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-  } catch {
-    return process.platform !== 'linux';
-  }
-}
-
-/** Stops the sandbox running on `dataDir` (SIGTERM, then waits); nothing running is not an error. */
+/**
+ * Stops the sandbox running on `dataDir` (SIGTERM, then waits); nothing running is not an error. The
+ * pid of its running file is signalled only when it is provably that sandbox (its start time, by the
+ * processes door): a stale file whose pid now belongs to another process is removed, nothing signalled.
+ */
 export async function stopRunning(
   dataDir: string,
   timeoutMs: number,
 ): Promise<{ stopped: boolean; pid: number | null }> {
   const info = (await findRunning(dataDir)) ?? (await readRunning(dataDir));
-  if (!info || !alive(info.pid) || !looksLikeSandbox(info.pid)) {
+  if (!info || !alive(info) || !signalProcess(markOfRunning(info), 'SIGTERM')) {
     if (info) await removeRunning(dataDir, info.pid);
     return { stopped: false, pid: null };
   }
-  process.kill(info.pid, 'SIGTERM');
   const deadline = Date.now() + timeoutMs;
-  while (alive(info.pid)) {
+  while (pidAlive(info.pid)) {
     if (Date.now() > deadline)
       throw new MktError(
         'stop_timeout',

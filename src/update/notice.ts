@@ -3,11 +3,13 @@
 // registry, so no command ever waits for the network. Never under CI, with --json or --jq, when
 // stderr is not a terminal, or with MKT_NO_UPDATE_NOTIFIER. Why not the oclif plugin:
 // docs/DECISIONS.md (update notice).
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isCI } from '../output/colour.js';
+import { readOwnFileSync, writeFileAtomicSync } from '../platform/fs-atomic.js';
 import { cacheDir } from '../platform/paths.js';
+import { folderChainProblem } from '../platform/private-folder.js';
+import { spawnDetached } from '../platform/processes.js';
 import { INSTALL, INSTALL_DIR, VERSION } from '../platform/version.js';
 
 type Env = Record<string, string | undefined>;
@@ -35,12 +37,18 @@ export function updateNotice(input: {
   const { env, stderr } = input;
   if (input.json || !stderr.isTTY || isCI(env) || env.MKT_NO_UPDATE_NOTIFIER) return;
   const now = input.now ?? Date.now();
-  const file = join(cacheDir(env), 'update-check.json');
+  const folder = cacheDir(env);
+  // The folder the code cache trusts, by the same rule: anyone else who could write there could
+  // plant a link (written through) or a file of theirs (announced). Then there is no word at all.
+  if (folderChainProblem(folder)) return;
+  const file = join(folder, 'update-check.json');
   let state: UpdateState = {};
   try {
-    state = JSON.parse(readFileSync(file, 'utf8')) as UpdateState;
+    state = JSON.parse(
+      readOwnFileSync(file, { maxBytes: 4096, code: 'update_state_unsafe' }) ?? '{}',
+    ) as UpdateState;
   } catch {
-    // never checked (or an unreadable file): the check below writes it
+    // an unreadable file, a link, another user's: the check below replaces it
   }
   let check = false;
   const told = state.latest && isNewer(state.latest, VERSION) && !(now - (state.notified_at ?? 0) < DAY);
@@ -56,7 +64,7 @@ export function updateNotice(input: {
   }
   if (told || check) {
     try {
-      writeFileSync(file, `${JSON.stringify(state)}\n`);
+      writeFileAtomicSync(file, `${JSON.stringify(state)}\n`);
     } catch {
       // no cache folder yet, or a read-only one: the check makes it, or there is no word this time
     }
@@ -94,11 +102,8 @@ function startCheck(file: string, registry: string, env: Env): void {
   keep.push('NODE_EXTRA_CA_CERTS', 'SYSTEMROOT');
   const childEnv = Object.fromEntries(keep.filter((k) => env[k] !== undefined).map((k) => [k, env[k]]));
   const script = fileURLToPath(new URL('bin/update-check.js', INSTALL_DIR));
-  // Loaded here: most runs never start a check.
-  const { spawn } = process.getBuiltinModule('node:child_process');
-  spawn(process.execPath, [script, file, registry], {
-    detached: true,
+  spawnDetached(process.execPath, [script, file, registry], {
     stdio: 'ignore',
     env: childEnv,
-  }).unref();
+  }).process.unref();
 }

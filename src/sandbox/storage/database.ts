@@ -1,14 +1,12 @@
+import { chmodSync, closeSync, existsSync } from 'node:fs';
 import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+  openOwnFileSync,
+  readOwnFileSync,
+  removeSync,
+  writeFileAtomicSync,
+} from '../../platform/fs-atomic.js';
+import { privateFolderSync } from '../../platform/private-folder.js';
+import { RefusedError } from '../../platform/refused.js';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { checkDatabaseFile, checkRows, checkSchema, damageOf } from './folder-check.js';
@@ -71,11 +69,14 @@ export async function loadSqlite(): Promise<typeof import('node:sqlite')> {
  * tightened to 0700, and the answer says so (a line for the log).
  */
 export function claimFolder(dataDir: string): string | undefined {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const mode = statSync(dataDir).mode & 0o777;
-  if ((mode & 0o022) === 0) return undefined;
-  chmodSync(dataDir, 0o700);
-  return `The data folder ${dataDir} was writable by others (mode ${mode.toString(8)}); it is now 0700.`;
+  // The folder door: refused when it is another user's (whoever owns it could plant links for our
+  // log, lock and running files), a link's place is not checked (a --data-dir may be one), a file is
+  // refused in words; one that others may write is tightened to 0700, and the answer says so.
+  return privateFolderSync(dataDir, {
+    label: 'sandbox data folder',
+    code: 'data_folder_unsafe',
+    hints: ['mkt sandbox start --data-dir ~/.local/share/mkt/sandbox   (a folder of yours)'],
+  });
 }
 
 /** The file whose lock says which process holds the folder (an empty SQLite database). */
@@ -101,14 +102,15 @@ export interface Connections {
 export async function takeLock(dataDir: string): Promise<{ lock: DatabaseSync; made: boolean }> {
   const path = join(dataDir, LOCK_FILE);
   const made = !existsSync(path);
-  closeSync(openSync(path, 'a', FILE_MODE));
+  // Never through a link planted at its name (it would create or open the link's target).
+  closeSync(openOwnFileSync(path, 'data_folder_unsafe'));
   const { DatabaseSync } = await loadSqlite();
   const lock = new DatabaseSync(path);
   try {
     lock.exec('PRAGMA busy_timeout = 0; PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT');
   } catch (error) {
     lock.close();
-    if (made) rmSync(path, { force: true });
+    if (made) removeSync(path);
     if ((error as { errcode?: number }).errcode === SQLITE_BUSY || /locked|busy/i.test(String(error))) {
       throw new FolderInUseError(dataDir, readHolder(dataDir));
     }
@@ -130,7 +132,7 @@ export async function openDatabase(dataDir: string): Promise<Connections> {
   try {
     checkDatabaseFile(path);
     const { DatabaseSync } = await loadSqlite();
-    closeSync(openSync(path, 'a', FILE_MODE));
+    closeSync(openOwnFileSync(path, 'data_damaged'));
     const db = new DatabaseSync(path);
     try {
       checkSchema(DatabaseSync, db, path);
@@ -159,7 +161,7 @@ export async function openDatabase(dataDir: string): Promise<Connections> {
     }
   } catch (error) {
     lock.close();
-    if (made) rmSync(join(dataDir, LOCK_FILE), { force: true });
+    if (made) removeSync(join(dataDir, LOCK_FILE));
     throw error;
   }
 }
@@ -168,9 +170,14 @@ export async function openDatabase(dataDir: string): Promise<Connections> {
 function migrate(db: DatabaseSync): void {
   const { user_version: at } = db.prepare('PRAGMA user_version').get() as { user_version: number };
   if (at > MIGRATIONS.length) {
+    const file = db.location() ?? 'in this folder';
     db.close();
-    throw new Error(
-      `The sandbox database is from a newer mkt (schema ${at}); upgrade mkt or start with reset.`,
+    throw new RefusedError(
+      'data_newer',
+      `The sandbox database ${file} is from a newer mkt (schema ${at}, this one knows ${MIGRATIONS.length}); nothing was changed.`,
+      [
+        'Upgrade mkt, or start with another --data-dir, or with --reset (which first keeps a copy of the folder).',
+      ],
     );
   }
   for (let v = at; v < MIGRATIONS.length; v++) {
@@ -190,7 +197,9 @@ function migrate(db: DatabaseSync): void {
 /** Records who holds the folder (after listening), so that a second start can name it. */
 export function writeHolder(dataDir: string, url: string): void {
   try {
-    writeFileSync(join(dataDir, HOLDER_FILE), JSON.stringify({ url, pid: process.pid }), { mode: FILE_MODE });
+    writeFileAtomicSync(join(dataDir, HOLDER_FILE), JSON.stringify({ url, pid: process.pid }), {
+      mode: FILE_MODE,
+    });
   } catch {
     // Only a courtesy to a second start: a full disk must not stop this one.
   }
@@ -198,7 +207,9 @@ export function writeHolder(dataDir: string, url: string): void {
 
 function readHolder(dataDir: string): { url: string; pid: number } | undefined {
   try {
-    const h = JSON.parse(readFileSync(join(dataDir, HOLDER_FILE), 'utf8')) as {
+    const h = JSON.parse(
+      readOwnFileSync(join(dataDir, HOLDER_FILE), { maxBytes: 4096, code: 'data_folder_unsafe' }) ?? '',
+    ) as {
       url?: unknown;
       pid?: unknown;
     };

@@ -1,4 +1,5 @@
-import { closeSync, fdatasync, openSync } from 'node:fs';
+import { closeSync, constants, fdatasync } from 'node:fs';
+import { openNoFollowSync } from '../../platform/fs-atomic.js';
 import { join } from 'node:path';
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { DATABASE_FILE } from './database.js';
@@ -304,7 +305,11 @@ export abstract class GroupCommit {
     while (this.unsynced.length > 0) {
       const groups = this.unsynced.splice(0);
       try {
-        this.walFd ??= openSync(join(this.dataDir, `${DATABASE_FILE}-wal`), 'r');
+        this.walFd ??= openNoFollowSync(
+          join(this.dataDir, `${DATABASE_FILE}-wal`),
+          constants.O_RDONLY,
+          'data_damaged',
+        );
         await new Promise<void>((resolve, reject) =>
           fdatasync(this.walFd!, (e) => (e ? reject(e) : resolve())),
         );

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, renameSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { renameSyncChecked } from '../../platform/fs-atomic.js';
 import { join } from 'node:path';
 import type { Change } from './records.js';
 
@@ -101,5 +102,5 @@ function readStateV1(dir: string): Change[] {
 
 /** Renames the earlier files once their import has committed (they are never read again). */
 export function setAsideEarlierFiles(dir: string): void {
-  for (const name of earlierFiles(dir)) renameSync(join(dir, name), join(dir, name + IMPORTED_SUFFIX));
+  for (const name of earlierFiles(dir)) renameSyncChecked(join(dir, name), join(dir, name + IMPORTED_SUFFIX));
 }

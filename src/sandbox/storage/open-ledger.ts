@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { makeFolderSync, renameSyncChecked } from '../../platform/fs-atomic.js';
 import { join } from 'node:path';
 import { claimFolder, LOCK_FILE, openDatabase, takeLock } from './database.js';
 import { Ledger } from './ledger.js';
@@ -62,8 +63,8 @@ async function keepAside(dataDir: string): Promise<string | undefined> {
   const { lock } = await takeLock(dataDir);
   try {
     const kept = join(dataDir, `${KEPT_PREFIX}${new Date().toISOString().replace(/[:.]/g, '-')}`);
-    mkdirSync(kept, { mode: 0o700 });
-    for (const name of names) renameSync(join(dataDir, name), join(kept, name));
+    makeFolderSync(kept);
+    for (const name of names) renameSyncChecked(join(dataDir, name), join(kept, name));
     return kept;
   } finally {
     lock.close();

@@ -1,6 +1,7 @@
 // The journal's files: where they are, how they are read, and how one line is written beside a
 // running listener.
-import { open, readdir, type FileHandle } from 'node:fs/promises';
+import { readdir, type FileHandle } from 'node:fs/promises';
+import { openNoFollow } from '../../platform/fs-atomic.js';
 import { constants as fsConstants, write } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MktError } from '../../errors.js';
@@ -58,7 +59,7 @@ export function journalOpenError(path: string): (err: NodeJS.ErrnoException) => 
 
 /** The bytes of a journal file, never through a link. */
 export async function readJournalFile(path: string): Promise<Buffer> {
-  const handle = await open(path, fsConstants.O_RDONLY | NOFOLLOW).catch(journalOpenError(path));
+  const handle = await openNoFollow(path, fsConstants.O_RDONLY).catch(journalOpenError(path));
   try {
     return await handle.readFile();
   } finally {
@@ -68,7 +69,7 @@ export async function readJournalFile(path: string): Promise<Buffer> {
 
 /** Cuts a journal file to `length` bytes, never through a link. */
 export async function truncateJournalFile(path: string, length: number): Promise<void> {
-  const handle = await open(path, fsConstants.O_WRONLY | NOFOLLOW).catch(journalOpenError(path));
+  const handle = await openNoFollow(path, fsConstants.O_WRONLY).catch(journalOpenError(path));
   try {
     await handle.truncate(length);
   } finally {
@@ -186,7 +187,7 @@ export async function appendRecord(dir: string, record: JournalRecord): Promise<
   const files = await journalFiles(dir);
   const path = fileName(dir, files.at(-1) ?? 1);
   const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | NOFOLLOW;
-  const handle = await open(path, flags, 0o600).catch(journalOpenError(path));
+  const handle = await openNoFollow(path, flags).catch(journalOpenError(path));
   try {
     await handle.write(`${JSON.stringify(record)}\n`);
     await handle.datasync();

@@ -1,5 +1,6 @@
 import { constants as fsConstants, fstatSync } from 'node:fs';
-import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { makeFolderSync, openNoFollow, removeSync } from '../../platform/fs-atomic.js';
 import { HEADER } from '../../wire.js';
 import { IdTable } from '../id-table.js';
 import { BoundedMap } from './bounded-map.js';
@@ -107,7 +108,7 @@ export class DeliveryLog {
       maxFileBytes: options.maxFileBytes ?? 10 * 1024 * 1024,
       keepFiles: options.keepFiles ?? 5,
     });
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    makeFolderSync(dir);
     const files = await journalFiles(dir);
     let bad = 0;
     for (const n of files) {
@@ -142,7 +143,7 @@ export class DeliveryLog {
 
   private async openFile(): Promise<void> {
     const path = fileName(this.dir, this.fileNo);
-    this.handle = await open(path, WRITE_FLAGS, 0o600).catch(journalOpenError(path));
+    this.handle = await openNoFollow(path, WRITE_FLAGS).catch(journalOpenError(path));
   }
 
   private apply(r: JournalRecord): void {
@@ -283,7 +284,7 @@ export class DeliveryLog {
     let carried = '';
     for (const n of doomed) carried += await linesToCarry(fileName(this.dir, n), open);
     if (carried) await this.writeOut(Buffer.from(carried));
-    for (const n of doomed) await rm(fileName(this.dir, n), { force: true });
+    for (const n of doomed) removeSync(fileName(this.dir, n));
   }
 
   /**

@@ -40,8 +40,8 @@ export function listenRenderer(
     if (options.json) {
       // Through --jq when given (out.jsonLine), one line each.
       if ('report' in e)
-        data(out.jsonLine(reportLine(e.type, e.report, 'resend' in e ? e.resend : undefined)));
-      else if (e.type === 'ready' || e.type === 'secret') data(out.jsonLine(JSON.stringify(e)));
+        out.jsonLine(reportLine(e.type, e.report, 'resend' in e ? e.resend : undefined), data);
+      else if (e.type === 'ready' || e.type === 'secret') out.jsonLine(JSON.stringify(e), data);
       else if (e.type !== 'connected') out.info(JSON.stringify(e));
       return;
     }
