@@ -1,10 +1,10 @@
 // What the app of a project needs before `mkt dev` starts it, checked once: its interpreter on PATH
 // and of a version that runs it, and its dependencies installed. A start that cannot succeed is
 // refused with the one fix, instead of being started again and again.
-import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { MktError } from '../errors.js';
+import { spawnChild } from '../platform/processes.js';
 import type { ProjectFile } from '../init/project.js';
 
 /** The oldest Node the Node template runs on (process.loadEnvFile, node --watch). */
@@ -34,8 +34,18 @@ function output(
   cwd: string,
 ): Promise<{ ok: boolean; text: string }> {
   return new Promise((resolve) => {
-    execFile(file, args, { env, cwd, timeout: 10_000, maxBuffer: 64 * 1024 }, (err, stdout, stderr) =>
-      resolve({ ok: !err, text: `${stdout}${stderr}`.trim() }),
+    const child = spawnChild(file, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    const keep = (chunk: Buffer) => {
+      if (text.length < 4096) text += chunk.toString('utf8').slice(0, 4096 - text.length);
+    };
+    child.process.stdout!.on('data', keep);
+    child.process.stderr!.on('data', keep);
+    const timer = setTimeout(() => void child.stop(1_000), 10_000);
+    child.process.once('error', () => (clearTimeout(timer), resolve({ ok: false, text: '' })));
+    child.process.once(
+      'close',
+      (code) => (clearTimeout(timer), resolve({ ok: code === 0, text: text.trim() })),
     );
   });
 }
@@ -103,7 +113,8 @@ function missingDependencies(dir: string): string[] {
 }
 
 /** The venv line the template's README gives (Debian's pip refuses installing outside one). */
-export const VENV_LINE = 'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt';
+export const VENV_LINE =
+  'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt';
 
 async function checkPython(dir: string, command: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
   const venv = join(dir, '.venv', 'bin', 'python3');

@@ -4,9 +4,9 @@
 // one that exits soon after it started (a start that cannot succeed: a syntax error, a missing
 // module) is started again only when a file of the project changes, so its error is shown once.
 // stop() ends every process this supervisor started, and nothing else.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { watch, type FSWatcher } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { copyLinesTo } from '../platform/line-copy.js';
+import { spawnChild, type Child } from '../platform/processes.js';
 import type { Style } from '../output/colour.js';
 import type { Output } from '../output/output.js';
 import { safeText } from '../output/safe-text.js';
@@ -33,7 +33,7 @@ const EARLY_EXIT_MS = 10_000;
 const IGNORED = /(^|\/)(node_modules|\.git|\.venv|__pycache__)(\/|$)/;
 
 export class Supervisor {
-  private readonly running = new Map<string, ChildProcess>();
+  private readonly running = new Map<string, Child>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly watchers = new Set<FSWatcher>();
   private stopping = false;
@@ -49,29 +49,35 @@ export class Supervisor {
     this.start(spec, BACKOFF_MS.first);
   }
 
-  /** Shows one line of a process (or of mkt dev about it), made safe for a terminal. */
-  say(spec: Pick<ProcessSpec, 'name' | 'style'>, line: string): void {
+  /** One line of a process (or of mkt dev about it) as shown: its name in front, made safe for a terminal. */
+  private line(spec: Pick<ProcessSpec, 'name' | 'style'>, line: string): string {
     const label = this.out.paint(spec.style, `${spec.name.padEnd(this.width)} |`);
-    this.out.stdout.write(`${label} ${safeText(line)}\n`);
+    return `${label} ${safeText(line)}\n`;
+  }
+
+  /** Shows one line of mkt dev about a process. */
+  say(spec: Pick<ProcessSpec, 'name' | 'style'>, line: string): void {
+    this.out.stdout.write(this.line(spec, line));
   }
 
   private start(spec: ProcessSpec, backoff: number): void {
     const [command, ...args] = spec.command;
-    // Its own process group: Ctrl-C reaches mkt dev alone, which then stops each one in order.
-    const child = spawn(command!, args, {
+    // Its own process group (killed with mkt dev, src/platform/processes.ts): Ctrl-C reaches mkt dev
+    // alone, which then stops each one in order.
+    const child = spawnChild(command!, args, {
       cwd: spec.cwd,
       env: spec.env,
       stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
     });
     const started = Date.now();
     this.running.set(spec.name, child);
-    const streams = spec.show === 'stderr' ? [child.stderr] : [child.stdout, child.stderr];
-    if (spec.show === 'stderr') child.stdout.resume();
-    for (const stream of streams)
-      createInterface({ input: stream }).on('line', (line) => this.say(spec, line));
-    child.on('error', (err) => this.say(spec, `could not start ${command}: ${err.message}`));
-    child.on('close', (code, signal) => {
+    const { stdout, stderr } = child.process;
+    if (spec.show === 'stderr') stdout!.resume();
+    // Read only as fast as mkt dev's own output takes it, a line at most 16 KiB (src/platform/line-copy.ts).
+    for (const stream of spec.show === 'stderr' ? [stderr!] : [stdout!, stderr!])
+      void copyLinesTo(stream, this.out.stdout, (line) => this.line(spec, line));
+    child.process.on('error', (err) => this.say(spec, `could not start ${command}: ${err.message}`));
+    child.process.on('close', (code, signal) => {
       this.running.delete(spec.name);
       if (this.stopping) return;
       const how = signal ? `was stopped by ${signal}` : `exited with code ${code}`;
@@ -115,22 +121,6 @@ export class Supervisor {
     this.stopping = true;
     for (const t of this.timers) clearTimeout(t);
     for (const w of this.watchers) w.close();
-    for (const child of [...this.running.values()].reverse()) {
-      const closed = new Promise((resolve) => child.once('close', resolve));
-      signalGroup(child, 'SIGTERM');
-      const kill = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs);
-      await closed;
-      clearTimeout(kill);
-      // The leader has gone; what it started in its group (Flask's reloader child) goes with it.
-      signalGroup(child, 'SIGKILL');
-    }
-  }
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-child.pid!, signal);
-  } catch {
-    // already gone
+    for (const child of [...this.running.values()].reverse()) await child.stop(graceMs);
   }
 }

@@ -15,7 +15,7 @@ import { createTestUser } from '../simulator/simulator.js';
 import { createPlan, planCreateBody } from '../plans/plans.js';
 import { isLoopback } from '../urls.js';
 import { PROJECT_FILE, type ProjectFile } from './project.js';
-import { checkProjectFolder, FIXTURES_FILE, writeProject } from './write.js';
+import { checkProjectFolder, writeProject } from './write.js';
 
 export const TEMPLATES = {
   node: {

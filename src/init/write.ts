@@ -3,9 +3,9 @@
 // `.env`); every file is created new (never over one, never through a link); every value of .env is
 // checked before anything is written (src/platform/file-values.ts).
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { createFile } from '../platform/fs-atomic.js';
+import { createFile, makeFolderSync, removeSync } from '../platform/fs-atomic.js';
 import { envFileText } from '../platform/file-values.js';
 import { checkFolderSync } from '../platform/private-folder.js';
 import { PROJECT_FILE, type ProjectFile } from './project.js';
@@ -66,11 +66,8 @@ export async function writeProject(
   files.push(['.env', envText, 0o600]);
 
   const made = !existsSync(input.dir);
-  if (made) {
-    await mkdir(dirname(input.dir), { recursive: true });
-    // Not recursive: a folder that appeared meanwhile is an error, not ours to fill.
-    await mkdir(input.dir, { mode: 0o755 });
-  }
+  if (made) makeFolderSync(input.dir, 0o755);
+  // Checked again once made: a folder another user made meanwhile, or a link, is not ours to fill.
   checkProjectFolder(input.dir);
   const written: string[] = [];
   try {
@@ -78,15 +75,16 @@ export async function writeProject(
       const path = join(input.dir, rel);
       const parent = dirname(path);
       if (parent !== input.dir) {
-        await mkdir(parent, { recursive: true, mode: 0o755 });
+        checkProjectFolder(parent);
+        makeFolderSync(parent, 0o755);
         checkProjectFolder(parent);
       }
       await createFile(path, text, { mode, code: 'project_file_exists' });
       written.push(rel);
     }
   } catch (err) {
-    if (made) await rm(input.dir, { recursive: true, force: true });
-    else for (const rel of written) await rm(join(input.dir, rel), { force: true });
+    if (made) removeSync(input.dir, { recursive: true });
+    else for (const rel of written) removeSync(join(input.dir, rel));
     throw err;
   }
   return written.sort();
