@@ -85,7 +85,7 @@ def webhooks():
     if not delivery or delivery not in seen:  # a delivery without an id cannot be a duplicate
         if delivery:
             seen.add(delivery)
-        print(f"webhook verified: {envelope['event']} {envelope['data']}", flush=True)
+        print(f"webhook verified: {envelope['event']} {envelope.get('data')}", flush=True)
     return "", 204
 
 
