@@ -15,10 +15,7 @@ export async function resolveAppId(
   input: { app?: string },
 ): Promise<string> {
   const app =
-    input.app ??
-    (await keyApp(deps)) ??
-    projectApp(deps) ??
-    (await deps.config.get(deps.profile, 'app'));
+    input.app ?? (await keyApp(deps)) ?? projectApp(deps) ?? (await deps.config.get(deps.profile, 'app'));
   if (app === undefined) {
     throw new UsageError('No app given: pass --app app_… or choose a default app for this profile.', {
       code: 'app_required',

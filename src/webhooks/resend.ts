@@ -107,7 +107,8 @@ async function resendLocked(deps: Deps, input: ResendInput, dir: string): Promis
     // the handler's replay window would refuse the journal's bytes.
     const envelope = parseEnvelope(body);
     const late =
-      'timestamp' in envelope && Math.abs(deps.clock.now() - Date.parse(envelope.timestamp)) >= RESTAMP_AFTER_MS;
+      'timestamp' in envelope &&
+      Math.abs(deps.clock.now() - Date.parse(envelope.timestamp)) >= RESTAMP_AFTER_MS;
     const sent = restamp(
       late ? await signingSecret(deps, input) : undefined,
       body,

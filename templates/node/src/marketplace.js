@@ -101,7 +101,8 @@ export async function finishSignIn(code, verifier) {
   });
   const body = /** @type {{ access_token?: string, error?: string }} */ (await res.json().catch(() => ({})));
   if (res.status >= 400 && res.status < 500) throw new SignInRefused(body.error ?? `HTTP ${res.status}`);
-  if (!res.ok || !body.access_token) throw new Error(`The token exchange failed: ${body.error ?? `HTTP ${res.status}`}`);
+  if (!res.ok || !body.access_token)
+    throw new Error(`The token exchange failed: ${body.error ?? `HTTP ${res.status}`}`);
   return body.access_token;
 }
 
@@ -149,7 +150,9 @@ export async function mayUsePaidFeature(token) {
  * @returns {WebhookCheck}
  */
 export function checkWebhook(raw, signature, now = Date.now(), toleranceS = 300) {
-  const expected = Buffer.from(`sha256=${createHmac('sha256', settings.webhookSecret).update(raw).digest('hex')}`);
+  const expected = Buffer.from(
+    `sha256=${createHmac('sha256', settings.webhookSecret).update(raw).digest('hex')}`,
+  );
   const given = Buffer.from(signature ?? '');
   if (given.length !== expected.length || !timingSafeEqual(given, expected))
     return { ok: false, status: 401, reason: 'bad signature' };

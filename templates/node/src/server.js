@@ -74,7 +74,12 @@ app.get('/', async (c) => {
 app.get('/login', async (c) => {
   const { url, state, verifier } = await startSignIn();
   // Bound to this browser: the callback must come back with the same state.
-  setCookie(c, 'signin', `${state}.${verifier}`, { httpOnly: true, sameSite: 'Lax', path: '/callback', maxAge: 600 });
+  setCookie(c, 'signin', `${state}.${verifier}`, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    path: '/callback',
+    maxAge: 600,
+  });
   return c.redirect(url);
 });
 
@@ -85,19 +90,31 @@ app.get('/callback', async (c) => {
   deleteCookie(c, 'signin', { path: '/callback' });
   if (c.req.query('error')) return c.html(page('Not signed in', html`<p>${c.req.query('error')}</p>`), 403);
   if (!state || !verifier || c.req.query('state') !== state)
-    return c.html(page('Not signed in', html`<p>The sign-in expired or came from elsewhere. ${tryAgain}.</p>`), 400);
+    return c.html(
+      page('Not signed in', html`<p>The sign-in expired or came from elsewhere. ${tryAgain}.</p>`),
+      400,
+    );
   let token;
   try {
     token = await finishSignIn(c.req.query('code') ?? '', verifier);
   } catch (err) {
     // A code used twice (a reload of this page, the back button) or expired: refused, not a crash.
     if (!(err instanceof SignInRefused)) throw err;
-    return c.html(page('Not signed in', html`<p>The marketplace refused this sign-in (${err.message}). ${tryAgain}.</p>`), 400);
+    return c.html(
+      page('Not signed in', html`<p>The marketplace refused this sign-in (${err.message}). ${tryAgain}.</p>`),
+      400,
+    );
   }
   const user = await whoami(token);
   if (!user) return c.html(page('Not signed in', html`<p>The marketplace does not know this user.</p>`), 403);
-  const value = Buffer.from(JSON.stringify({ user: { id: user.id, name: user.name, email: user.email }, token })).toString('base64url');
-  await setSignedCookie(c, 'session', value, settings.sessionSecret, { httpOnly: true, sameSite: 'Lax', path: '/' });
+  const value = Buffer.from(
+    JSON.stringify({ user: { id: user.id, name: user.name, email: user.email }, token }),
+  ).toString('base64url');
+  await setSignedCookie(c, 'session', value, settings.sessionSecret, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    path: '/',
+  });
   return c.redirect('/');
 });
 
@@ -111,7 +128,13 @@ app.get('/reports', async (c) => {
   const s = await session(c);
   if (!s) return c.redirect('/login');
   if (!(await mayUsePaidFeature(s.token)))
-    return c.html(page('Upgrade to use reports', html`<p>Your plan does not include <code>${settings.paidFeature}</code>.</p>`), 402);
+    return c.html(
+      page(
+        'Upgrade to use reports',
+        html`<p>Your plan does not include <code>${settings.paidFeature}</code>.</p>`,
+      ),
+      402,
+    );
   return c.html(page('Reports', html`<p>Here are your reports, ${s.user.name}.</p>`));
 });
 
@@ -145,7 +168,13 @@ app.get('/embed', async (c) => {
     const user = await checkContextToken(c.req.query('context_token') ?? '');
     return c.html(page(appName, html`<p>Embedded for <strong>${user}</strong>.</p>`));
   } catch (err) {
-    return c.html(page('Not verified', html`<p>The context token does not verify: ${/** @type {Error} */ (err).message}</p>`), 401);
+    return c.html(
+      page(
+        'Not verified',
+        html`<p>The context token does not verify: ${/** @type {Error} */ (err).message}</p>`,
+      ),
+      401,
+    );
   }
 });
 
@@ -153,4 +182,6 @@ export default app;
 
 // Served when run (`npm run dev`, `mkt dev`); the tests import the app without serving it.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
-  serve({ fetch: app.fetch, port: settings.port, hostname: '127.0.0.1' }, () => console.log(`${appName} on ${appUrl}`));
+  serve({ fetch: app.fetch, port: settings.port, hostname: '127.0.0.1' }, () =>
+    console.log(`${appName} on ${appUrl}`),
+  );

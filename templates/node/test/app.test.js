@@ -18,7 +18,11 @@ const post = (body, signature, id = 'dlv_test') =>
   app.request('/webhooks', {
     method: 'POST',
     body,
-    headers: { 'content-type': 'application/json', 'x-marketplace-signature': signature, 'x-marketplace-delivery': id },
+    headers: {
+      'content-type': 'application/json',
+      'x-marketplace-signature': signature,
+      'x-marketplace-delivery': id,
+    },
   });
 
 test('a delivery signed with the webhook secret is accepted, and again as a duplicate', async () => {
