@@ -1,8 +1,8 @@
 // `mkt init` then `mkt dev`, as a new developer runs them, for both templates: from an empty folder,
 // the generated README's install line, `mkt dev`, sign-in in Chromium as the test user, an edit that
 // reloads the app (the session kept), a triggered event (no --app: the project's mkt.json) verified
-// by the app, a resend six simulated minutes later (faketime) still accepted by the app's 5-minute
-// tolerance, and the project's own tests under `mkt sandbox exec --seed mkt.fixtures.json` from a
+// by the app, then six simulated minutes later (faketime) the backlog of an event sent while mkt dev
+// was down and a resend, both accepted by the app's 5-minute tolerance (restamped), and the project's own tests under `mkt sandbox exec --seed mkt.fixtures.json` from a
 // fresh copy without .env. The Node app runs on Node 20 (the oldest it supports), then its tests on
 // 22 and 24.
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -127,14 +127,20 @@ describe.skipIf(!hasChromium())('mkt init, then mkt dev (Chromium)', () => {
 
     // Six minutes later (faketime for mkt dev, its app and the resend): the journal's delivery is
     // past the app's 5-minute tolerance; the resend carries a fresh timestamp and signature.
+    // An event while mkt dev is down: the backlog that arrives on its restart, six minutes on.
+    const whileDown = await mkt(['trigger', 'subscription.created', '--json']);
+    expect(whileDown.code, whileDown.stderr).toBe(0);
+    const verified = () =>
+      dev2.stdout().match(/app +\| webhook verified: subscription\.created/g)?.length ?? 0;
     const later = { LD_PRELOAD: FAKETIME_LIB, FAKETIME: '+6m', FAKETIME_DONT_RESET: '1' };
     const dev2 = startMkt(['dev'], ctx.dir, { env: { ...env, ...later }, cwd: dir });
     try {
       await dev2.waitForStderr((s) => s.includes(`App:      ${app}`), 30_000);
+      await dev2.waitFor(() => verified() === 1, 15_000);
       const resend = await mkt(['webhooks', 'resend', deliveryId, '--json'], later);
       expect(resend.code, resend.stderr + resend.stdout).toBe(0);
       expect(JSON.parse(resend.stdout)).toMatchObject({ id: deliveryId, ok: true, response_status: 204 });
-      await dev2.waitFor(() => /app +\| webhook verified: subscription\.created/.test(dev2.stdout()), 10_000);
+      await dev2.waitFor(() => verified() === 2, 10_000);
       expect(dev2.stdout()).not.toMatch(/webhook refused/);
     } finally {
       dev2.child.kill('SIGINT');
