@@ -26,6 +26,7 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { debLauncher, standaloneLauncher } from './launchers.js';
 
 const require = createRequire(import.meta.url);
 const root = resolve(import.meta.dirname, '..');
@@ -208,20 +209,7 @@ function setInstall(dir, install) {
  * `exec`, no subshells unless started through a link (start-up: BENCHMARKS.md, standalone).
  */
 function writeLauncher(file) {
-  writeFileSync(
-    file,
-    `#!/bin/sh
-# mkt, standalone: the Node shipped beside this script runs mkt (never the one on PATH).
-self=$0
-while [ -h "$self" ]; do
-  link=$(readlink "$self")
-  case $link in /*) self=$link ;; *) self=\${self%/*}/$link ;; esac
-done
-dir=\${self%/*}
-exec "$dir/node" "$dir/run.js" "$@"
-`,
-    { mode: 0o755 },
-  );
+  writeFileSync(file, standaloneLauncher(), { mode: 0o755 });
 }
 
 /** A .deb of the linux workspace `dir`: /usr/lib/mkt, and /usr/bin/mkt that runs it. */
@@ -234,18 +222,9 @@ function deb(dir, debArch) {
   // Hard links to the archive's files (its own package.json: setInstall writes a new file).
   run('cp', ['-al', dir, lib]);
   setInstall(lib, 'deb');
-  // /usr/bin/mkt runs /usr/lib/mkt's Node with no other program (not even readlink): found beside
-  // itself, so that an install into another root (dpkg --root) runs as well.
-  writeFileSync(
-    join(tree, 'usr/bin/mkt'),
-    `#!/bin/sh
-# mkt from its .deb: the Node in /usr/lib/mkt runs it (never the one on PATH).
-lib=\${0%/*}/../lib/mkt
-[ -x "$lib/bin/node" ] || lib=/usr/lib/mkt
-exec "$lib/bin/node" "$lib/bin/run.js" "$@"
-`,
-    { mode: 0o755 },
-  );
+  // /usr/bin/mkt runs /usr/lib/mkt's Node, found beside its real path (a link to it followed first),
+  // so that an install into another root (dpkg --root) runs as well (scripts/launchers.js).
+  writeFileSync(join(tree, 'usr/bin/mkt'), debLauncher(), { mode: 0o755 });
   const size = Math.ceil(Number(run('du', ['-sk', join(tree, 'usr')]).split('\t')[0]));
   writeFileSync(
     join(tree, 'DEBIAN/control'),

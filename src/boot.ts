@@ -157,11 +157,21 @@ export function helpFromCache(args: string[]): boolean {
   const env = `${fnv(vars)}${fnv(vars, 0x050c5d1f)}`;
   const { stdout, stderr } = process;
   const terminal = [stdout.isTTY ? stdout.columns : 0, stderr.isTTY === true];
-  // package.json (the version the root screen shows) and the manifest (every screen's text) as written.
-  const files = ['package.json', 'oclif.manifest.json'].map((f) => {
-    const info = statSync(join(__dirname, '..', f), { throwIfNoEntry: false });
-    return info && `${info.size}@${info.mtimeMs}`;
-  });
+  // package.json (the version the root screen shows) by a digest of what it holds: an upgrade that
+  // keeps file times (cp -p, a store where every mtime is 1) changes the version, not the size or
+  // time (a ~3 KB read). The manifest (every screen's text, made from the bundle) as written.
+  // (The install's own file, root's under a .deb: read as it is, not as a cache file of ours.)
+  let pkg: string | undefined;
+  try {
+    pkg = readFileSync(join(__dirname, '..', 'package.json'), 'latin1');
+  } catch {
+    pkg = undefined;
+  }
+  const manifest = statSync(join(__dirname, '..', 'oclif.manifest.json'), { throwIfNoEntry: false });
+  const files = [
+    pkg && `${fnv(pkg)}${fnv(pkg, 0x050c5d1f)}`,
+    manifest && `${manifest.size}@${manifest.mtimeMs}`,
+  ];
   const key = JSON.stringify([
     MKT_BUNDLE_HASHES.mkt,
     files,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Deps } from '../deps.js';
 import { accounts, siteKey } from '../credentials/accounts.js';
 import type { CredentialStore } from '../credentials/store.js';
+import { safeText } from '../output/safe-text.js';
 import { withFileLock } from '../platform/lock-file.js';
 import { markSignedIn, signedInProfiles } from './profiles.js';
 import { apiKeyKind } from './session.js';
@@ -268,10 +269,13 @@ export function findAccount(list: Account[], user: string): Account | undefined 
   );
 }
 
-/** "Name <email> (usr_…)", or the kind and key id for a key stored without its user. */
+/**
+ * "Name <email> (usr_…)", or the kind and key id for a key stored without its user; what the server
+ * said made safe for a terminal (safeText: colour and conceal codes in a name are shown, not obeyed).
+ */
 export function accountLabel(a: Account): string {
-  if (!a.user) return a.kind === 'token' ? `a token (${a.id})` : `an API key (${a.id})`;
+  if (!a.user) return a.kind === 'token' ? `a token (${safeText(a.id)})` : `an API key (${safeText(a.id)})`;
   const who = a.user.name ?? a.user.email ?? a.user.id;
-  const email = a.user.email && a.user.email !== who ? ` <${a.user.email}>` : '';
-  return `${who}${email} (${a.user.id})`;
+  const email = a.user.email && a.user.email !== who ? ` <${safeText(a.user.email)}>` : '';
+  return `${safeText(who)}${email} (${safeText(a.user.id)})`;
 }

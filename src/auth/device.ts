@@ -9,6 +9,13 @@ const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 /** RFC 8628 §3.5: the interval when the server names none, and what each `slow_down` adds. */
 const DEFAULT_INTERVAL_S = 5;
 const SLOW_DOWN_S = 5;
+/**
+ * The interval mkt keeps to whatever the server says: at least RFC 8628's 5 s (0.000001 would poll
+ * hundreds of times a second), at most 60 s (1e309 or 3000000 s overflow Node's timer to 1 ms).
+ */
+const MIN_INTERVAL_S = 5;
+const MAX_INTERVAL_S = 60;
+const clampInterval = (s: number) => Math.min(MAX_INTERVAL_S, Math.max(MIN_INTERVAL_S, s));
 
 export interface DeviceLoginInput {
   clientId?: string;
@@ -79,7 +86,9 @@ export async function loginWithDevice(
   const expiresIn = Number(answer.expires_in);
   const limitS = Math.min(input.timeoutSeconds ?? 900, expiresIn > 0 ? expiresIn : 900);
   const deadline = now() + limitS * 1000;
-  let interval = Number(answer.interval) > 0 ? Number(answer.interval) : DEFAULT_INTERVAL_S;
+  // NaN (none, or not a number) is the default; Infinity and anything past 60 s are 60 s.
+  const asked = Number(answer.interval ?? DEFAULT_INTERVAL_S);
+  let interval = clampInterval(Number.isNaN(asked) ? DEFAULT_INTERVAL_S : asked);
   for (;;) {
     await deps.clock.sleep(interval * 1000);
     try {
@@ -93,13 +102,13 @@ export async function loginWithDevice(
     } catch (err) {
       // A server that rate-limits its polls with 429 means the same as slow_down.
       if (err instanceof RateLimitError && now() < deadline) {
-        interval += SLOW_DOWN_S;
+        interval = clampInterval(interval + SLOW_DOWN_S);
         continue;
       }
       if (!(err instanceof AuthError)) throw err;
       if (err.code === 'authorization_pending' && now() < deadline) continue;
       if (err.code === 'slow_down' && now() < deadline) {
-        interval += SLOW_DOWN_S;
+        interval = clampInterval(interval + SLOW_DOWN_S);
         deps.out.info(`The server asked mkt to ask less often: every ${interval} s now.`);
         continue;
       }

@@ -3,6 +3,7 @@ import { describeSiteSource, type Deps } from '../deps.js';
 import { accounts } from '../credentials/accounts.js';
 import { storedClientSecret } from '../credentials/client-secret.js';
 import { AuthError, MktError, UsageError } from '../errors.js';
+import { safeText } from '../output/safe-text.js';
 import { promptSecret } from '../platform/prompts.js';
 import { type AuthorizationResponse, parseAuthorizationResponse, startCallbackListener } from './loopback.js';
 import { newAuthorizationSecrets } from './pkce.js';
@@ -198,11 +199,15 @@ export async function fetchProfile(deps: Deps, credential: Credential): Promise<
   return res.data;
 }
 
-/** "Name <email> (usr_…)" with whatever the profile has. */
+/**
+ * "Name <email> (usr_…)" with whatever the profile has, each part as the server sent it made safe
+ * for a terminal (safeText: an ESC[31m or ESC[8m in a name is shown, never obeyed, though mkt's own
+ * colours in the rest of the line are kept).
+ */
 export function describeUser(user: { id: string; email?: string; name?: string }): string {
   const who = user.name ?? user.email ?? user.id;
-  const email = user.email && user.email !== who ? ` <${user.email}>` : '';
-  return `${who}${email} (${user.id})`;
+  const email = user.email && user.email !== who ? ` <${safeText(user.email)}>` : '';
+  return `${safeText(who)}${email} (${safeText(user.id)})`;
 }
 
 /** ` --site-url … --profile …` when a hint must repeat them to run as printed. */

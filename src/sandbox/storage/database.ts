@@ -174,7 +174,7 @@ function migrate(db: DatabaseSync): void {
     db.close();
     throw new RefusedError(
       'data_newer',
-      `The sandbox database ${file} is from a newer mkt (schema ${at}, this one knows ${MIGRATIONS.length}); nothing was changed.`,
+      `The sandbox database ${file} is from a newer mkt (schema ${at}, this one knows ${MIGRATIONS.length}); its data was left as it is.`,
       [
         'Upgrade mkt, or start with another --data-dir, or with --reset (which first keeps a copy of the folder).',
       ],
