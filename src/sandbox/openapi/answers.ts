@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../wire.js';
+import { DELIVERY_STATES } from '../console/delivery-records.js';
+import { fixturesSchema } from '../fixtures/schema.js';
 import { PAYMENT_BEHAVIOURS } from '../billing/records.js';
 import { PLAN_KINDS, SCOPES, STATUSES } from '../storage/records.js';
 
@@ -96,7 +98,7 @@ const payment = z.object({
 const delivery = z.looseObject({
   id: z.string(),
   event: z.string(),
-  state: z.enum(['pending', 'succeeded', 'failed']),
+  state: z.enum(DELIVERY_STATES),
 });
 const logEntry = z.looseObject({
   id: z.string(),
@@ -211,6 +213,9 @@ export const ANSWERS: Record<string, Answer[]> = {
   ],
   'POST /api/v1/simulator/authorize': [
     json(201, tokens.extend({ user_id: z.string() }), 'Tokens for a test user'),
+  ],
+  'POST /api/v1/sandbox/export': [
+    json(200, fixturesSchema, "The running sandbox's state as a fixtures file (a consistent snapshot)"),
   ],
   'GET /api/v1/simulator/clock': [json(200, clock, 'Business time')],
   'POST /api/v1/simulator/clock': [

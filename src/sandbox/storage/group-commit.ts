@@ -354,6 +354,20 @@ export abstract class GroupCommit {
     if (this.group !== undefined && !this.syncing) this.flush(this.group);
   }
 
+  /**
+   * Writes a consistent copy of the committed database to `path` (SQLite's `VACUUM INTO`, through
+   * this connection: never a copy of the files under it), between two transactions.
+   */
+  async snapshotInto(path: string): Promise<void> {
+    for (;;) {
+      await this.idle();
+      if (this.group === undefined && this.longRun === undefined) break;
+      this.commitNow();
+      await this.sync().catch(() => undefined);
+    }
+    this.db.prepare('VACUUM INTO ?').run(path);
+  }
+
   /** Resolves once every change so far is committed and on disk; rejects if its group failed. */
   sync(): Promise<void> {
     return this.settled(this.group?.id ?? this.lastGroupId);

@@ -233,7 +233,7 @@ export class Deliveries {
     this.posting--;
     countDown(this.perDestination, url);
     countDown(this.perApp, app);
-    for (let i = 0; i < this.waiting.length; ) {
+    for (let i = 0; i < this.waiting.length;) {
       const w = this.waiting[i]!;
       if (!this.hasPlace(w.url, w.app)) i++;
       else {
