@@ -5,7 +5,7 @@ import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { MktError } from '../errors.js';
 import { spawnChild } from '../platform/processes.js';
-import type { ProjectFile } from '../init/project.js';
+import { INSTALL, type ProjectFile } from '../init/project.js';
 
 /** The oldest Node the Node template runs on (process.loadEnvFile, node --watch). */
 export const NODE_TEMPLATE_MIN = [20, 12] as const;
@@ -112,10 +112,6 @@ function missingDependencies(dir: string): string[] {
   return Object.keys(deps).filter((name) => !existsSync(join(dir, 'node_modules', name, 'package.json')));
 }
 
-/** The venv line the template's README gives (Debian's pip refuses installing outside one). */
-export const VENV_LINE =
-  'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt';
-
 async function checkPython(dir: string, command: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
   const venv = join(dir, '.venv', 'bin', 'python3');
   const [head, ...rest] = command;
@@ -126,6 +122,6 @@ async function checkPython(dir: string, command: string[], env: NodeJS.ProcessEn
     ]);
   const check = await output(python, ['-c', 'import flask, jwt'], env, dir);
   if (!check.ok)
-    throw refuse(`The app's dependencies (Flask, PyJWT) are not installed for ${python}.`, [VENV_LINE]);
+    throw refuse(`The app's dependencies (Flask, PyJWT) are not installed for ${python}.`, [INSTALL.python]);
   return [python, ...rest];
 }

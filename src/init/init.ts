@@ -14,7 +14,7 @@ import { fetchWebhookSecret, keepWebhookSecret } from '../webhooks/secret.js';
 import { createTestUser } from '../simulator/simulator.js';
 import { createPlan, planCreateBody } from '../plans/plans.js';
 import { isLoopback } from '../urls.js';
-import { PROJECT_FILE, type ProjectFile } from './project.js';
+import { INSTALL, PROJECT_FILE, type ProjectFile } from './project.js';
 import { checkProjectFolder, writeProject } from './write.js';
 
 export const TEMPLATES = {
@@ -48,12 +48,6 @@ export interface InitResult {
 }
 
 type InitDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'credentials' | 'session' | 'siteUrl'>;
-
-/** The install line of each template's README (Debian's pip installs only into a venv). */
-export const INSTALL = {
-  node: 'npm install',
-  python: 'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt',
-} as const;
 
 /** A folder name beside `dir` that does not exist yet (`my-app-2`, `my-app-3`…). */
 function freeName(dir: string): string {

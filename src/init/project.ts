@@ -8,6 +8,12 @@ import { APP_ID } from '../wire.js';
 
 export const PROJECT_FILE = 'mkt.json';
 
+/** The install line of each template's README (Debian's pip installs only into a venv; its packages count). */
+export const INSTALL = {
+  node: 'npm install',
+  python: 'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt',
+} as const;
+
 /** What mkt reads from a project's mkt.json. */
 export interface ProjectFile {
   app_id: string;
