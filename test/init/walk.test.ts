@@ -88,6 +88,10 @@ describe.skipIf(!hasChromium())('mkt init, then mkt dev (Chromium)', () => {
       await dev.waitForStderr((s) => s.includes(`App:      ${app}`), 30_000);
       await dev.waitFor(() => /webhooks \| .*Ready/i.test(dev.stdout()), 20_000);
       // Sign-in through the consent page, as the test user init created.
+      let callback = '';
+      tab.on('request', (r) => {
+        if (r.url().includes('/callback?')) callback = r.url();
+      });
       await tab.goto(app);
       await tab.getByRole('link', { name: 'Sign in with the marketplace' }).click();
       await tab.locator('select[name="user_id"]').selectOption(made.test_user_id);
@@ -95,6 +99,18 @@ describe.skipIf(!hasChromium())('mkt init, then mkt dev (Chromium)', () => {
       await expect
         .poll(async () => `${tab.url()} ${await tab.locator('body').textContent()}`)
         .toContain('Signed in as Test User');
+      // The callback again with its code, spent (a reload, the back button): a page that says so, 4xx.
+      const state = new URL(callback).searchParams.get('state')!;
+      if (template === 'node')
+        await tab
+          .context()
+          .addCookies([{ name: 'signin', value: `${state}.verifier`, url: `${app}/callback` }]);
+      const spent = await tab.goto(callback);
+      expect(spent!.status()).toBe(400);
+      expect(await tab.locator('main').textContent()).toMatch(
+        /refused this sign-in|expired or came from elsewhere/,
+      );
+      await tab.goto(app);
       console.log(
         `[${template}] mkt init to a signed-in user: ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
