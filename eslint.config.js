@@ -87,10 +87,6 @@ export default tseslint.config(
       // and own-file rules itself (its header says how).
       'bin/old-node.js',
       'bin/update-check.js',
-      // Being converted to the doors on branch `loop` (mkt init and mkt dev: writeEnvFile, createFile,
-      // spawnChild, copyLinesTo); this line goes when that branch is merged.
-      'src/init/**',
-      'src/dev/**',
     ],
     rules: {
       'no-restricted-imports': [

@@ -33,6 +33,8 @@ export interface Deps {
   openBrowser(url: string): Promise<void>;
   verbose: boolean;
   json: boolean;
+  /** The folder the command runs in: a project's mkt.json is looked for from here up. */
+  cwd: string;
 }
 
 export interface DepsInput {
@@ -47,6 +49,7 @@ export interface DepsInput {
   /** --jq: the filter every JSON output goes through. */
   jq?: JqFilter;
   clock?: Clock;
+  cwd?: string;
 }
 
 /** Builds the dependency object from flags and the environment (flag > environment > profile > default). */
@@ -132,6 +135,7 @@ export async function createDeps(input: DepsInput): Promise<Deps> {
     openBrowser: async (url) => (await import('./platform/browser.js')).openBrowser(url, env),
     verbose,
     json,
+    cwd: input.cwd ?? process.cwd(),
   };
   return deps;
 }

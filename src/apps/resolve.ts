@@ -2,17 +2,20 @@ import type { Deps } from '../deps.js';
 import type { Credential } from '../api/client.js';
 import { APP_ID } from '../wire.js';
 import { ApiError, MktError, UsageError } from '../errors.js';
+import { findProject } from '../init/project.js';
 
 /**
  * The app a command acts on (docs/CLI.md, Which app): --app, else the app of the API key in use (a
  * key acts for its own app only, so `GET /apps` lists just that one: docs/DECISIONS.md §2), else the
- * profile's `app` setting; a clear usage error otherwise.
+ * app of the project the command runs in (its mkt.json, written by `mkt init`), else the profile's
+ * `app` setting; a clear usage error otherwise.
  */
 export async function resolveAppId(
-  deps: Pick<Deps, 'config' | 'profile' | 'session' | 'api'>,
+  deps: Pick<Deps, 'config' | 'profile' | 'session' | 'api'> & Partial<Pick<Deps, 'cwd'>>,
   input: { app?: string },
 ): Promise<string> {
-  const app = input.app ?? (await keyApp(deps)) ?? (await deps.config.get(deps.profile, 'app'));
+  const app =
+    input.app ?? (await keyApp(deps)) ?? projectApp(deps) ?? (await deps.config.get(deps.profile, 'app'));
   if (app === undefined) {
     throw new UsageError('No app given: pass --app app_… or choose a default app for this profile.', {
       code: 'app_required',
@@ -24,6 +27,11 @@ export async function resolveAppId(
 }
 
 const hints = ['mkt apps list', 'mkt apps use APP_ID'];
+
+/** The app of the project (mkt.json) the command runs in, if any. */
+export function projectApp(deps: Partial<Pick<Deps, 'cwd'>>): string | undefined {
+  return deps.cwd === undefined ? undefined : findProject(deps.cwd)?.file.app_id;
+}
 
 /**
  * The app of the API key in use; undefined when the credential is not a key. A stored key knows its
@@ -69,7 +77,7 @@ export async function appOfKey(deps: Pick<Deps, 'api'>, credential: Credential):
  * app that cannot be looked up (the site is down) falls back to the profile's app.
  */
 export async function optionalAppId(
-  deps: Pick<Deps, 'config' | 'profile' | 'session' | 'api'>,
+  deps: Pick<Deps, 'config' | 'profile' | 'session' | 'api'> & Partial<Pick<Deps, 'cwd'>>,
   input: { app?: string },
 ): Promise<string | undefined> {
   if (input.app !== undefined) return input.app;
@@ -77,5 +85,5 @@ export async function optionalAppId(
     if (err instanceof MktError) return undefined;
     throw err;
   });
-  return ofKey ?? (await deps.config.get(deps.profile, 'app'));
+  return ofKey ?? projectApp(deps) ?? (await deps.config.get(deps.profile, 'app'));
 }

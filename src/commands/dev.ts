@@ -5,11 +5,15 @@ export default class Dev extends BaseCommand<typeof Dev> {
   static summary =
     "Run the local loop: the sandbox, your app's server and `webhooks listen` forwarding to it.";
   static description = `In a project made by \`mkt init\` (its mkt.json names the app, its port and its command), or anywhere
-with --command: starts the sandbox when the site is the local default and nothing answers there,
-the app's server (started again with a backoff when it exits), and \`mkt webhooks listen\`
-forwarding to http://localhost:PORT/webhooks; prints the app's address and the dashboard preview.
-Each process's lines are shown with its name. Ctrl-C stops everything it started, and nothing else.
-mkt's own credentials are never passed to the app; it reads its .env.`;
+with --command: checks what the app needs (its Node.js or Python, its installed dependencies) and
+says the one fix when something is missing; starts the sandbox when the site is the local default
+and nothing answers there (its banner is left out), the app's server (reloaded when a file changes:
+node --watch, Flask's reloader; an app that exits right after it started is started again when a
+file of the project changes), and \`mkt webhooks listen\` forwarding to http://localhost:PORT/webhooks;
+prints the app's address once it answers, and the dashboard preview. Warns when .env's webhook
+secret is not the app's current one. One mkt dev per app: a second one names the running one (pid).
+Ctrl-C stops everything it started, and nothing else. mkt's own credentials are never passed to the
+app; it reads its .env.`;
   static examples = [
     '<%= config.bin %> dev',
     '<%= config.bin %> dev --command "npm start" --port 8080 --app app_123',

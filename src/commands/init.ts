@@ -9,8 +9,12 @@ export default class Init extends BaseCommand<typeof Init> {
 with its redirect URI, and embed URL on http://localhost:PORT, and writes a small project into DIR: the
 sign-in route and callback (code flow with PKCE and state), a webhook route that verifies every
 delivery, an entitlement check before a paid feature, and the page the dashboard embeds, with its
-tests. The app's secrets go into DIR/.env (0600, git-ignored). On a local sandbox it also creates a
-free plan and a test user to sign in as. Then: \`mkt dev\` in DIR.`;
+tests, mkt.json (the app, its port and command; every mkt command run in DIR acts on this app) and
+mkt.fixtures.json (the app for a fresh sandbox in CI: \`mkt sandbox exec --seed mkt.fixtures.json -- npm test\`).
+The app's secrets go into DIR/.env (0600, git-ignored); a value a site sends with a line break or
+control character is refused before anything is written. DIR must be new, or an empty folder of
+yours nobody else can write. On a local sandbox it also creates a free plan and a test user to sign
+in as. Then: \`mkt dev\` in DIR. The Node template is JavaScript for Node.js 20.12 or later.`;
   static examples = [
     '<%= config.bin %> init my-app --name "My App" --template node',
     '<%= config.bin %> init billing-bot --name "Billing Bot" --template python --port 5050',
@@ -20,7 +24,7 @@ free plan and a test user to sign in as. Then: \`mkt dev\` in DIR.`;
   static flags = {
     name: Flags.string({ description: "the app's display name" }),
     template: Flags.string({
-      description: 'node (TypeScript, Hono) or python (Flask)',
+      description: 'node (Node.js 20.12+, Hono) or python (Flask)',
       options: ['node', 'python'],
     }),
     port: Flags.integer({

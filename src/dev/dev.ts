@@ -1,14 +1,14 @@
 // `mkt dev`: the whole local loop with one command — the sandbox (when the site is the local
-// default and nothing answers there), the app's own server, and `mkt webhooks listen` forwarding to
-// its webhook route — then the app's and the dashboard preview's addresses. Ctrl-C stops what it
-// started and nothing else.
-import { existsSync, readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+// default and nothing answers there), the app's own server (reloaded on edit), and
+// `mkt webhooks listen` forwarding to its webhook route — then the app's address once it answers.
+// Ctrl-C stops what it started and nothing else.
 import { join } from 'node:path';
 import type { Deps } from '../deps.js';
 import { MktError, UsageError } from '../errors.js';
-import { PROJECT_FILE, type ProjectFile } from '../init/init.js';
+import { PROJECT_FILE, readProject } from '../init/project.js';
+import { checkApp } from './preflight.js';
 import { Supervisor, type ProcessSpec } from './supervisor.js';
+import { checkEnvSecret, portInUse, siteAnswers, waitUntil } from './checks.js';
 
 export interface DevInput {
   dir: string;
@@ -18,61 +18,12 @@ export interface DevInput {
   signal: AbortSignal;
 }
 
-type DevDeps = Deps;
-
 /** Credentials mkt itself may hold in its environment: never handed to the app's server. */
 const MKT_SECRETS = ['MKT_API_KEY', 'MKT_ACCESS_TOKEN', 'MKT_CLIENT_SECRET', 'MKT_WEBHOOK_SECRET'];
 
-/** The project's mkt.json (written by `mkt init`), or undefined where there is none. */
-function readProject(dir: string): Partial<ProjectFile> | undefined {
-  const file = join(dir, PROJECT_FILE);
-  if (!existsSync(file)) return undefined;
-  try {
-    const value = JSON.parse(readFileSync(file, 'utf8')) as Partial<ProjectFile>;
-    if (
-      value.command !== undefined &&
-      !(Array.isArray(value.command) && value.command.every((a) => typeof a === 'string'))
-    ) {
-      throw new Error('"command" must be an array of strings');
-    }
-    return value;
-  } catch (err) {
-    throw new UsageError(`${file} is not a project file mkt can read: ${(err as Error).message}.`, {
-      code: 'bad_project_file',
-    });
-  }
-}
-
-async function answers(siteUrl: string): Promise<boolean> {
-  return fetch(`${siteUrl}/.well-known/oauth-authorization-server`, {
-    signal: AbortSignal.timeout(2_000),
-  }).then(
-    (res) => res.ok,
-    () => false,
-  );
-}
-
-async function waitUntilAnswering(siteUrl: string, signal: AbortSignal): Promise<void> {
-  for (let i = 0; i < 150 && !signal.aborted; i += 1) {
-    if (await answers(siteUrl)) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  if (!signal.aborted)
-    throw new MktError('sandbox_not_ready', `The sandbox did not answer at ${siteUrl} within 15 s.`, 1);
-}
-
-/** Whether something already listens on localhost:port (the app would fail to start, or worse, be another). */
-function portInUse(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ port, host: 'localhost' });
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-}
-
 /** Runs the loop until `input.signal` aborts, then stops everything it started. */
-export async function runDev(deps: DevDeps, input: DevInput): Promise<void> {
-  const project = readProject(input.dir);
+export async function runDev(deps: Deps, input: DevInput): Promise<void> {
+  const project = readProject(input.dir)?.file;
   if (!project && !input.command) {
     throw new UsageError(
       `No ${PROJECT_FILE} in ${input.dir} and no --command: mkt dev runs a project made by mkt init.`,
@@ -85,48 +36,72 @@ export async function runDev(deps: DevDeps, input: DevInput): Promise<void> {
   const port = input.port ?? project?.port ?? 3000;
   const { resolveAppId } = await import('../apps/resolve.js');
   const appId = await resolveAppId(deps, { app: input.app ?? project?.app_id });
+  const appEnv: NodeJS.ProcessEnv = { ...deps.env, PORT: String(port) };
+  for (const name of MKT_SECRETS) delete appEnv[name];
+  const command = input.command
+    ? process.platform === 'win32'
+      ? ['cmd.exe', '/d', '/s', '/c', input.command]
+      : ['/bin/sh', '-c', input.command]
+    : await checkApp(input.dir, project!, project!.command ?? [], appEnv);
+
+  // One mkt dev per app: a second one names the first instead of finding its port busy.
+  const { FileLock } = await import('../platform/lock-file.js');
+  const { dataDir } = await import('../platform/paths.js');
+  const lock = await FileLock.tryAcquire(join(dataDir(deps.env), 'dev', `${appId}.lock`), {
+    fields: { dir: input.dir, port },
+    label: 'mkt dev lock',
+    warn: (m) => deps.out.warn(m),
+  });
+  if (!(lock instanceof FileLock)) {
+    throw new MktError(
+      'dev_running',
+      `mkt dev already runs for ${appId} (pid ${lock.pid}, in ${String(lock.dir)}, the app on http://localhost:${String(lock.port)}).`,
+      1,
+      { hints: [`kill -INT ${lock.pid}   (or Ctrl-C in its terminal), then: mkt dev`] },
+    );
+  }
   const mkt = [process.execPath, process.argv[1]!];
   const global = ['--profile', deps.profile, '--site-url', deps.siteUrl];
   const supervisor = new Supervisor(deps.out, 'webhooks'.length);
   try {
-    if (!(await answers(deps.siteUrl))) {
+    if (!(await siteAnswers(deps.siteUrl))) {
       if (deps.siteUrlSource !== 'default') {
         throw new MktError(
           'unreachable',
           `Nothing answers at ${deps.siteUrl} (the site of profile "${deps.profile}").`,
           6,
-          {
-            hints: ['mkt sandbox start', 'mkt config unset site-url   (to use the local sandbox)'],
-          },
+          { hints: ['mkt sandbox start', 'mkt config unset site-url   (to use the local sandbox)'] },
         );
       }
+      // Its banner names the seed app; this project's lines are the app's and its listener's.
       supervisor.add({
         name: 'sandbox',
         command: [...mkt, 'sandbox', 'start', '--quiet'],
-        env: process.env,
+        env: deps.env,
         style: 'dim',
+        show: 'stderr',
       });
-      await waitUntilAnswering(deps.siteUrl, input.signal);
+      if (!(await waitUntil(() => siteAnswers(deps.siteUrl), 15_000, input.signal)) && !input.signal.aborted)
+        throw new MktError(
+          'sandbox_not_ready',
+          `The sandbox did not answer at ${deps.siteUrl} within 15 s.`,
+          1,
+        );
+      deps.out.info(`Sandbox:  ${deps.siteUrl}`);
     }
     if (await portInUse(port)) {
       throw new MktError(
         'port_in_use',
-        `Port ${port} on this machine is already in use (another copy of the app?).`,
+        `Port ${port} on this machine is already in use by another program.`,
         1,
         {
-          hints: [`mkt dev --port ${port + 1}   (and the same port in .env and the app's redirect URI)`],
+          hints: [`mkt dev --port ${port + 1}   (and the same port in mkt.json and the app's redirect URI)`],
         },
       );
     }
-    const appEnv: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
-    for (const name of MKT_SECRETS) delete appEnv[name];
-    const command = input.command
-      ? process.platform === 'win32'
-        ? ['cmd.exe', '/d', '/s', '/c', input.command]
-        : ['/bin/sh', '-c', input.command]
-      : project!.command!;
+    if (project) await checkEnvSecret(deps, input.dir, appId);
     const specs: ProcessSpec[] = [
-      { name: 'app', command, cwd: input.dir, env: appEnv, style: 'green' },
+      { name: 'app', command, cwd: input.dir, env: appEnv, style: 'green', watch: input.dir },
       {
         name: 'webhooks',
         command: [
@@ -139,17 +114,21 @@ export async function runDev(deps: DevDeps, input: DevInput): Promise<void> {
           '--forward-to',
           `http://localhost:${port}/webhooks`,
         ],
-        env: process.env,
+        env: deps.env,
         style: 'yellow',
       },
     ];
     for (const spec of specs) supervisor.add(spec);
-    deps.out.info(`App:      http://localhost:${port}`);
-    const { previewApp } = await import('../apps/embedded.js');
-    await previewApp(deps, { app: appId }).then(
-      (preview) => deps.out.info(`Preview:  ${preview.url}`),
-      () => undefined,
-    );
+    const url = `http://localhost:${port}`;
+    void waitUntil(() => appAnswers(url), 120_000, input.signal).then(async (up) => {
+      if (!up) return;
+      deps.out.info(`App:      ${url}`);
+      const { previewApp } = await import('../apps/embedded.js');
+      await previewApp(deps, { app: appId }).then(
+        (preview) => deps.out.info(`Preview:  ${preview.url}`),
+        () => undefined,
+      );
+    });
     deps.out.info(deps.out.dim('Ctrl-C stops the app, the listener and any sandbox mkt dev started.'));
     await new Promise((resolve) =>
       input.signal.aborted
@@ -158,5 +137,13 @@ export async function runDev(deps: DevDeps, input: DevInput): Promise<void> {
     );
   } finally {
     await supervisor.stop();
+    await lock.release();
   }
 }
+
+/** Whether the app answers HTTP at `url` (any status). */
+const appAnswers = (url: string) =>
+  fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(1_000) }).then(
+    async (res) => (await res.body?.cancel(), true),
+    () => false,
+  );

@@ -1,9 +1,12 @@
 // The processes `mkt dev` runs side by side, as docker compose and `shopify app dev` do: each line
-// they write is shown with the process's name in front, in its colour; a process that exits is
-// started again after a backoff (1 s, doubling to 30 s, back to 1 s once it ran 30 s); stop() ends
-// every process this supervisor started, and nothing else.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+// they write is shown with the process's name in front, in its colour. A process that exits after it
+// ran a while is started again after a backoff (1 s, doubling to 30 s, back to 1 s once it ran 30 s);
+// one that exits soon after it started (a start that cannot succeed: a syntax error, a missing
+// module) is started again only when a file of the project changes, so its error is shown once.
+// stop() ends every process this supervisor started, and nothing else.
+import { watch, type FSWatcher } from 'node:fs';
+import { copyLinesTo } from '../platform/line-copy.js';
+import { spawnChild, type Child } from '../platform/processes.js';
 import type { Style } from '../output/colour.js';
 import type { Output } from '../output/output.js';
 import { safeText } from '../output/safe-text.js';
@@ -14,15 +17,25 @@ export interface ProcessSpec {
   cwd?: string;
   env: NodeJS.ProcessEnv;
   style: Style;
-  /** Started again when it exits (default true). */
-  restart?: boolean;
+  /** Which of its output is shown: everything (default), or only what it writes to stderr. */
+  show?: 'all' | 'stderr';
+  /**
+   * A folder whose changes start it again after an early exit (the project); without one, an early
+   * exit is started again with the backoff.
+   */
+  watch?: string;
 }
 
 const BACKOFF_MS = { first: 1_000, max: 30_000, stable: 30_000 };
+/** A process that exits within this long of its start failed to start. */
+const EARLY_EXIT_MS = 10_000;
+/** Folders whose changes are not the project's source. */
+const IGNORED = /(^|\/)(node_modules|\.git|\.venv|__pycache__)(\/|$)/;
 
 export class Supervisor {
-  private readonly running = new Map<string, ChildProcess>();
+  private readonly running = new Map<string, Child>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly watchers = new Set<FSWatcher>();
   private stopping = false;
 
   constructor(
@@ -36,32 +49,47 @@ export class Supervisor {
     this.start(spec, BACKOFF_MS.first);
   }
 
-  private say(spec: Pick<ProcessSpec, 'name' | 'style'>, line: string): void {
+  /** One line of a process (or of mkt dev about it) as shown: its name in front, made safe for a terminal. */
+  private line(spec: Pick<ProcessSpec, 'name' | 'style'>, line: string): string {
     const label = this.out.paint(spec.style, `${spec.name.padEnd(this.width)} |`);
-    this.out.stdout.write(`${label} ${safeText(line)}\n`);
+    return `${label} ${safeText(line)}\n`;
+  }
+
+  /** Shows one line of mkt dev about a process. */
+  say(spec: Pick<ProcessSpec, 'name' | 'style'>, line: string): void {
+    this.out.stdout.write(this.line(spec, line));
   }
 
   private start(spec: ProcessSpec, backoff: number): void {
     const [command, ...args] = spec.command;
-    // Its own process group: Ctrl-C reaches mkt dev alone, which then stops each one in order.
-    const child = spawn(command!, args, {
+    // Its own process group (killed with mkt dev, src/platform/processes.ts): Ctrl-C reaches mkt dev
+    // alone, which then stops each one in order.
+    const child = spawnChild(command!, args, {
       cwd: spec.cwd,
       env: spec.env,
       stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
     });
     const started = Date.now();
     this.running.set(spec.name, child);
-    for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => this.say(spec, line));
-    }
-    child.on('error', (err) => this.say(spec, `could not start ${command}: ${err.message}`));
-    child.on('close', (code, signal) => {
+    const { stdout, stderr } = child.process;
+    if (spec.show === 'stderr') stdout!.resume();
+    // Read only as fast as mkt dev's own output takes it, a line at most 16 KiB (src/platform/line-copy.ts).
+    for (const stream of spec.show === 'stderr' ? [stderr!] : [stdout!, stderr!])
+      void copyLinesTo(stream, this.out.stdout, (line) => this.line(spec, line));
+    child.process.on('error', (err) => this.say(spec, `could not start ${command}: ${err.message}`));
+    child.process.on('close', (code, signal) => {
       this.running.delete(spec.name);
       if (this.stopping) return;
       const how = signal ? `was stopped by ${signal}` : `exited with code ${code}`;
-      if (spec.restart === false) return this.say(spec, `${how}.`);
-      const wait = Date.now() - started >= BACKOFF_MS.stable ? BACKOFF_MS.first : backoff;
+      const ran = Date.now() - started;
+      if (spec.watch && ran < EARLY_EXIT_MS) {
+        this.say(
+          spec,
+          `${how} ${Math.round(ran / 100) / 10} s after it started; it starts again when a file of the project changes.`,
+        );
+        return this.startOnChange(spec);
+      }
+      const wait = ran >= BACKOFF_MS.stable ? BACKOFF_MS.first : backoff;
       this.say(spec, `${how}; starting it again in ${wait / 1000} s.`);
       const timer = setTimeout(() => {
         this.timers.delete(timer);
@@ -71,24 +99,28 @@ export class Supervisor {
     });
   }
 
+  /** Starts `spec` again once a file under its folder changes (the first change after a short pause). */
+  private startOnChange(spec: ProcessSpec): void {
+    const watcher = watch(spec.watch!, { recursive: true }, (_event, file) => {
+      if (file && IGNORED.test(String(file))) return;
+      watcher.close();
+      this.watchers.delete(watcher);
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        if (this.stopping) return;
+        this.say(spec, `${String(file ?? 'a file')} changed: starting it again.`);
+        this.start(spec, BACKOFF_MS.first);
+      }, 200);
+      this.timers.add(timer);
+    });
+    this.watchers.add(watcher);
+  }
+
   /** Ends every process it started (SIGTERM to its group, SIGKILL after `graceMs`), newest first. */
   async stop(graceMs = 5_000): Promise<void> {
     this.stopping = true;
     for (const t of this.timers) clearTimeout(t);
-    for (const child of [...this.running.values()].reverse()) {
-      const closed = new Promise((resolve) => child.once('close', resolve));
-      signalGroup(child, 'SIGTERM');
-      const kill = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs);
-      await closed;
-      clearTimeout(kill);
-    }
-  }
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-child.pid!, signal);
-  } catch {
-    // already gone
+    for (const w of this.watchers) w.close();
+    for (const child of [...this.running.values()].reverse()) await child.stop(graceMs);
   }
 }

@@ -85,7 +85,7 @@ export interface LockOptions {
 }
 
 /** An exclusive lock file (created with O_EXCL) holding our pid, host and start time. */
-class FileLock {
+export class FileLock {
   private released = false;
   private readonly onExit = () => this.releaseSync();
 

@@ -204,7 +204,18 @@ export async function triggerEvent(
     return { dry_run: true, app_id: appId, envelope, ...(leftOut ? { user_left_out: leftOut } : {}) };
   }
   const body = { app_id: appId, event: input.event, data, ...(input.synthetic ? { synthetic: true } : {}) };
-  return (await deps.api.post<TriggerResult>('/simulator/events', body)).data;
+  try {
+    return (await deps.api.post<TriggerResult>('/simulator/events', body)).data;
+  } catch (err) {
+    // A refusal names what to look at: the app's plans and test users, and what the send would carry.
+    if (err instanceof ApiError && err.hints.length === 0)
+      err.hints.push(
+        `mkt trigger ${input.event} --app ${appId} --dry-run   (the event it would send, and to whom)`,
+        `mkt plans list --app ${appId}`,
+        `mkt simulator users list --app ${appId}`,
+      );
+    throw err;
+  }
 }
 
 /**

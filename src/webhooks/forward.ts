@@ -1,4 +1,6 @@
 import type { Pool } from 'undici';
+import { HEADER } from '../wire.js';
+import { signBody } from '../wire/signing.js';
 import { VERSION } from '../platform/version.js';
 
 /** Headers that belong to one hop and are never forwarded (RFC 9110 section 7.6.1), plus Host. */
@@ -165,3 +167,56 @@ export function forwardTo(url: URL, options: { timeoutMs?: number } = {}): Forwa
   };
   return Object.assign(forward, { close: async () => (await loading)?.close() });
 }
+
+/**
+ * A delivery forwarded this long after (or before: the sandbox's business clock moved on) its
+ * envelope `timestamp` is restamped (docs/PROTOCOL.md,
+ * Forwarding): a handler's replay window (5 minutes in the templates and Standard Webhooks) would
+ * refuse it otherwise. One forwarded sooner goes as received, byte for byte.
+ */
+export const RESTAMP_AFTER_MS = 60_000;
+
+/**
+ * The bytes and headers to forward at `now`: as received while the envelope's `timestamp` is under
+ * RESTAMP_AFTER_MS from `now`; else the same bytes with only that value replaced by `now` and
+ * `X-Marketplace-Signature` made for them with `secret` (as the marketplace signs, src/wire/signing.ts),
+ * as `stripe listen` signs each forward. The journal keeps what was received. A body that is not an
+ * envelope, or without a secret to sign with, goes as received.
+ */
+export function restamp(
+  secret: string | undefined,
+  body: Buffer,
+  headers: Record<string, string>,
+  now: number,
+): { body: Buffer; headers: Record<string, string> } {
+  if (!secret) return { body, headers };
+  let stamp: unknown;
+  try {
+    stamp = (JSON.parse(body.toString('utf8')) as { timestamp?: unknown } | null)?.timestamp;
+  } catch {
+    return { body, headers };
+  }
+  if (
+    typeof stamp !== 'string' ||
+    !/^[\x20-\x7e]+$/.test(stamp) ||
+    !(Math.abs(now - Date.parse(stamp)) >= RESTAMP_AFTER_MS)
+  )
+    return { body, headers };
+  // The value as serialized (`"timestamp":"…"`, compactly, docs/PROTOCOL.md): replaced in place when
+  // it occurs exactly once; a body that holds it twice (in its data too) goes as received.
+  const field = `"timestamp":${JSON.stringify(stamp)}`;
+  const text = body.toString('utf8');
+  const at = text.indexOf(field);
+  if (at < 0 || text.indexOf(field, at + 1) >= 0) return { body, headers };
+  const fresh = Buffer.from(
+    `${text.slice(0, at)}"timestamp":${JSON.stringify(new Date(now).toISOString())}${text.slice(at + field.length)}`,
+    'utf8',
+  );
+  return {
+    body: fresh,
+    headers: { ...headers, [HEADER.signature]: signBody(secret, fresh), [ORIGINAL_TIMESTAMP]: stamp },
+  };
+}
+
+/** The header a restamped forward carries with the timestamp the marketplace sent (ours). */
+export const ORIGINAL_TIMESTAMP = 'x-mkt-original-timestamp';

@@ -43,7 +43,8 @@ export async function resend(deps: Deps, input: ResendInput): Promise<ResendResu
 
 async function resendLocked(deps: Deps, input: ResendInput, dir: string): Promise<ResendResult[]> {
   const { appendRecord, bodyBytes, readJournal, receivedRecord, summarize } = await import('./journal.js');
-  const { forwardTo } = await import('./forward.js');
+  const { forwardTo, restamp, RESTAMP_AFTER_MS } = await import('./forward.js');
+  const { parseEnvelope } = await import('./signature.js');
   const { redactUrl } = await import('../api/redact.js');
   const { lockHolder } = await import('../platform/lock-file.js');
   const { dataDir } = await import('../platform/paths.js');
@@ -103,8 +104,21 @@ async function resendLocked(deps: Deps, input: ResendInput, dir: string): Promis
       throw new UsageError(`--forward-to "${target}" is not a URL.`);
     }
     await withPassword(deps, url);
+    const body = bodyBytes(received);
+    // A delivery older than the restamp age goes with a fresh timestamp and signature (restamp):
+    // the handler's replay window would refuse the journal's bytes.
+    const envelope = parseEnvelope(body);
+    const late =
+      'timestamp' in envelope &&
+      Math.abs(deps.clock.now() - Date.parse(envelope.timestamp)) >= RESTAMP_AFTER_MS;
+    const sent = restamp(
+      late ? await signingSecret(deps, input) : undefined,
+      body,
+      received.headers,
+      deps.clock.now(),
+    );
     const forward = forwardTo(url);
-    const result = await forward(bodyBytes(received), received.headers);
+    const result = await forward(sent.body, sent.headers);
     await forward.close();
     const error = result.ok ? null : (result.error ?? `HTTP ${result.status}`);
     await appendRecord(dir, {
@@ -170,6 +184,15 @@ async function journalsHolding(data: string, id: string, except: string | undefi
   return found;
 }
 
+/** The app's current signing secret (from the marketplace), or the one given explicitly. */
+async function signingSecret(deps: Deps, input: ResendInput): Promise<string> {
+  const { fetchWebhookSecret, resolveWebhookSecret } = await import('./secret.js');
+  const explicit = input.secretEnv !== undefined || deps.env.MKT_WEBHOOK_SECRET !== undefined;
+  return input.appId && !explicit
+    ? fetchWebhookSecret(deps, input.appId)
+    : (await resolveWebhookSecret(deps, { app: input.appId, secretEnv: input.secretEnv })).secret;
+}
+
 /** Verifies refused bytes with the current secret (read again unless given explicitly). */
 async function verifyAgain(
   deps: Deps,
@@ -178,13 +201,8 @@ async function verifyAgain(
   body: Buffer,
   headers: Record<string, string>,
 ): Promise<void> {
-  const { fetchWebhookSecret, resolveWebhookSecret } = await import('./secret.js');
   const { checkDelivery } = await import('./signature.js');
-  const explicit = input.secretEnv !== undefined || deps.env.MKT_WEBHOOK_SECRET !== undefined;
-  const secret =
-    input.appId && !explicit
-      ? await fetchWebhookSecret(deps, input.appId)
-      : (await resolveWebhookSecret(deps, { app: input.appId, secretEnv: input.secretEnv })).secret;
+  const secret = await signingSecret(deps, input);
   const check = checkDelivery({
     secret,
     body,

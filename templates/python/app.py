@@ -1,7 +1,6 @@
 """A marketplace app. Sign-in with the marketplace, a paid feature behind an entitlement
 check, a webhook route that verifies every delivery, and the page the dashboard embeds."""
 import os
-import secrets
 
 from flask import Flask, redirect, render_template_string, request, session
 
@@ -10,7 +9,8 @@ import marketplace as mp
 APP_NAME = os.environ.get("APP_NAME", "Marketplace app")
 
 app = Flask(__name__)
-app.secret_key = secrets.token_bytes(32)  # sessions last while the server runs: use your own store in production
+app.secret_key = mp.SESSION_SECRET  # from .env: sessions outlast a restart
+app.config["MAX_CONTENT_LENGTH"] = 1024 * 1024  # a larger delivery is answered 413
 seen = set()  # delivery ids already handled: use your database in production
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{ title }} · {{ app_name }}</title></head>
@@ -45,7 +45,10 @@ def callback():
         return page("Not signed in", "<p>{{ error }}</p>", 403, error=request.args["error"])
     if not pending or request.args.get("state") != pending["state"]:
         return page("Not signed in", '<p>The sign-in expired or came from elsewhere: <a href="/login">try again</a>.</p>', 400)
-    token = mp.finish_sign_in(request.args.get("code", ""), pending["verifier"])
+    try:
+        token = mp.finish_sign_in(request.args.get("code", ""), pending["verifier"])
+    except mp.SignInRefused as err:  # a code used twice (a reload, the back button) or expired
+        return page("Not signed in", '<p>The marketplace refused this sign-in ({{ e }}). <a href="/login">Sign in again</a>.</p>', 400, e=str(err))
     user = mp.whoami(token)
     if not user:
         return page("Not signed in", "<p>The marketplace does not know this user.</p>", 403)
@@ -72,15 +75,17 @@ def reports():
 @app.post("/webhooks")
 def webhooks():
     """The signature is checked over the raw bytes before anything else; the answer is fast, and a
-    delivery id seen before is acknowledged without doing the work twice."""
-    envelope, reason = mp.check_webhook(request.get_data(), request.headers.get("X-Marketplace-Signature"))
+    delivery id seen before is acknowledged without doing the work twice. An event this app does not
+    know is acknowledged too (2xx), so the marketplace does not retry it."""
+    envelope, status, reason = mp.check_webhook(request.get_data(), request.headers.get("X-Marketplace-Signature"))
     if envelope is None:
-        app.logger.warning("webhook refused: %s", reason)
-        return reason, 401
-    delivery = request.headers.get("X-Marketplace-Delivery", "")
-    if delivery not in seen:
-        seen.add(delivery)
-        print(f"webhook verified: {envelope['event']} {envelope['data']}", flush=True)
+        print(f"webhook refused: {reason}", flush=True)
+        return reason, status
+    delivery = request.headers.get("X-Marketplace-Delivery")
+    if not delivery or delivery not in seen:  # a delivery without an id cannot be a duplicate
+        if delivery:
+            seen.add(delivery)
+        print(f"webhook verified: {envelope['event']} {envelope.get('data')}", flush=True)
     return "", 204
 
 
@@ -95,5 +100,7 @@ def embed():
 
 
 if __name__ == "__main__":
-    print(f"{APP_NAME} on {mp.APP_URL}", flush=True)
-    app.run(host="127.0.0.1", port=mp.PORT)
+    if os.environ.get("WERKZEUG_RUN_MAIN"):  # the reloader's child, the one that serves
+        print(f"{APP_NAME} on {mp.APP_URL}", flush=True)
+    # The reloader starts the app again when a file of it changes (`mkt dev` runs it this way).
+    app.run(host="127.0.0.1", port=mp.PORT, use_reloader=True)

@@ -1,6 +1,8 @@
 """Everything this app needs of the marketplace: its settings, OAuth sign-in (code flow with PKCE
 and state), the identity and entitlement API, webhook signatures and the embedded page's context
-token. The settings come from .env (written by `mkt init`, never committed)."""
+token. The settings come from the environment, else from .env (written by `mkt init`, never
+committed): a variable already set wins, so `mkt sandbox exec -- python3 -m unittest` gives the
+sandbox's own."""
 import base64
 import hashlib
 import hmac
@@ -17,7 +19,10 @@ from functools import cache
 import jwt
 
 
-def load_env(path=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".env")):
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_env(path=os.path.join(HERE, ".env")):
     """Reads KEY=VALUE lines into the environment (a variable already set wins)."""
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
@@ -33,7 +38,7 @@ load_env()
 def _required(name):
     value = os.environ.get(name)
     if not value:
-        raise SystemExit(f"{name} is not set: run the app from its folder (with its .env), or run `mkt init` again.")
+        raise SystemExit(f"{name} is not set: run the app from its folder (with its .env), under `mkt sandbox exec`, or run `mkt init` again.")
     return value
 
 
@@ -41,7 +46,9 @@ SITE_URL = _required("MKT_SITE_URL").rstrip("/")
 CLIENT_ID = _required("MKT_CLIENT_ID")
 CLIENT_SECRET = _required("MKT_CLIENT_SECRET")
 WEBHOOK_SECRET = _required("MKT_WEBHOOK_SECRET")
-PORT = int(os.environ.get("PORT", "5000"))
+with open(os.path.join(HERE, "mkt.json"), encoding="utf-8") as _f:
+    PORT = int(os.environ.get("PORT") or json.load(_f)["port"])  # mkt.json names the port the app is registered with
+SESSION_SECRET = os.environ.get("SESSION_SECRET") or secrets.token_hex(32)  # in .env: a restart signs nobody out
 PAID_FEATURE = os.environ.get("PAID_FEATURE", "pro")
 APP_URL = f"http://localhost:{PORT}"
 REDIRECT_URI = f"{APP_URL}/callback"
@@ -84,16 +91,29 @@ def start_sign_in():
     return f"{endpoints()['authorization_endpoint']}?{query}", state, verifier
 
 
+class SignInRefused(Exception):
+    """The marketplace refused the sign-in (a used or expired code, a wrong verifier): the person may try again."""
+
+
 def finish_sign_in(code, verifier):
     """Exchanges the callback's code for an access token."""
-    answer = _request(endpoints()["token_endpoint"], {
-        "grant_type": "authorization_code",
-        "code": code,
-        "redirect_uri": REDIRECT_URI,
-        "client_id": CLIENT_ID,
-        "client_secret": CLIENT_SECRET,
-        "code_verifier": verifier,
-    })
+    try:
+        answer = _request(endpoints()["token_endpoint"], {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": REDIRECT_URI,
+            "client_id": CLIENT_ID,
+            "client_secret": CLIENT_SECRET,
+            "code_verifier": verifier,
+        })
+    except urllib.error.HTTPError as err:
+        if 400 <= err.code < 500:
+            try:
+                reason = json.load(err).get("error", f"HTTP {err.code}")
+            except ValueError:
+                reason = f"HTTP {err.code}"
+            raise SignInRefused(reason) from err
+        raise
     return answer["access_token"]
 
 
@@ -118,16 +138,21 @@ def may_use_paid_feature(token):
 
 def check_webhook(raw, signature, now=None, tolerance_s=300):
     """Checks a delivery as the marketplace signs it: `sha256=` + hex HMAC-SHA256 of the raw body,
-    keyed with the whole `whsec_…` secret; then that its timestamp is within `tolerance_s` of now.
-    Returns (envelope, None) or (None, reason)."""
+    keyed with the whole `whsec_…` secret; then that its timestamp is within `tolerance_s` of now
+    (mkt's forwards of late deliveries carry a fresh timestamp). Returns (envelope, None, None) or
+    (None, status, reason)."""
     expected = "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), raw, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected.encode(), (signature or "").encode()):
-        return None, "bad signature"
-    envelope = json.loads(raw)
-    at = datetime.fromisoformat(envelope["timestamp"].replace("Z", "+00:00")).timestamp()
-    if abs((now or time.time()) - at) > tolerance_s:
-        return None, "timestamp outside the tolerance"
-    return envelope, None
+        return None, 401, "bad signature"
+    try:
+        envelope = json.loads(raw)
+        at = datetime.fromisoformat(envelope["timestamp"].replace("Z", "+00:00")).timestamp()
+        envelope["event"].encode()
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None, 400, "not an event envelope"
+    if not abs((now or time.time()) - at) <= tolerance_s:
+        return None, 401, "timestamp outside the tolerance"
+    return envelope, None, None
 
 
 def check_context_token(token):

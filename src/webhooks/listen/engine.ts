@@ -91,6 +91,7 @@ export class ListenEngine {
         policy: o.retry,
         concurrency: o.concurrency ?? 8,
         timeoutMs: o.forwardTimeoutMs,
+        secret: () => o.secret.current,
         resendHint: o.resendHint,
         emit: o.emit,
         drained: () => {

@@ -1,6 +1,6 @@
 import { redactUrl } from '../../api/redact.js';
 import { isoTime, type Clock } from '../../platform/clock.js';
-import { forwardTo, type Forward, type ForwardResult } from '../forward.js';
+import { forwardTo, restamp, type Forward, type ForwardResult } from '../forward.js';
 import type { DeliveryLog, ReceivedRecord, StatusRecord } from '../journal.js';
 import { deliveryReport, type ListenEvent } from './events.js';
 import { backoffMs, isRetryable, triesExhausted, type RetryPolicy } from './retry-policy.js';
@@ -13,6 +13,8 @@ export interface ForwarderOptions {
   policy: RetryPolicy;
   concurrency: number;
   timeoutMs?: number;
+  /** The signing secret in use: a delivery forwarded late is restamped and signed with it (restamp). */
+  secret?(): string | undefined;
   /** The command that re-drives a failed delivery, as printed. */
   resendHint(id: string): string;
   emit(event: ListenEvent): void;
@@ -101,7 +103,8 @@ export class Forwarder {
         this.down.probe = job;
       }
       attempts += 1;
-      const result = await this.forward(job.body, job.record.headers);
+      const sent = restamp(this.o.secret?.(), job.body, job.record.headers, clock.now());
+      const result = await this.forward(sent.body, sent.headers);
       if (result.unsendable) {
         // The delivery's own fault, whatever the target: failed once, the next one goes.
         if (this.down?.probe === job) this.handOver();
