@@ -29,6 +29,9 @@ import { createRequire, enableCompileCache } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
+import { completionFiles, parseMeta } from './completion-files.js';
+
+export { commandManifest } from './command-manifest.js';
 
 /** Each bundle's content hash, set by esbuild.config.js: a new build never meets an old cache. */
 declare const MKT_BUNDLE_HASHES: Record<BundleName, string>;
@@ -198,7 +201,10 @@ function kept(args: string[], files: boolean): boolean {
     // The second line: what went to stderr, and the completion files as they were left.
     const eol2 = text.indexOf(10, eol + 1);
     const meta = eol2 < 0 ? undefined : parseMeta(text.subarray(eol + 1, eol2).toString());
-    if (meta && JSON.stringify(completionFiles()) === JSON.stringify(meta.files)) {
+    if (
+      meta &&
+      JSON.stringify(completionFiles(join(cacheDir(), 'autocomplete'))) === JSON.stringify(meta.files)
+    ) {
       stderr.write(meta.stderr);
       stdout.write(text.subarray(eol2 + 1));
       return true;
@@ -223,81 +229,12 @@ function kept(args: string[], files: boolean): boolean {
   process.once('warning', () => (clean = false));
   process.once('exit', (code) => {
     if (code !== 0 || !clean) return;
-    const meta = files ? `${JSON.stringify({ stderr: err.join(''), files: completionFiles() })}\n` : '';
+    const meta = files
+      ? `${JSON.stringify({ stderr: err.join(''), files: completionFiles(join(cacheDir(), 'autocomplete')) })}\n`
+      : '';
     writeOwn(file, `${key}\n${meta}`, Buffer.from(out.join('')));
   });
   return false;
-}
-
-function parseMeta(line: string): { stderr: string; files: unknown } | undefined {
-  try {
-    const meta = JSON.parse(line);
-    return typeof meta?.stderr === 'string' ? meta : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** mkt's completion files (oclif's autocomplete folder in the cache folder), each as `size@mtime`. */
-function completionFiles(): Record<string, string> {
-  const files: Record<string, string> = {};
-  const root = join(cacheDir(), 'autocomplete');
-  try {
-    for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile()) continue;
-      const path = join(entry.parentPath, entry.name);
-      const info = statSync(path);
-      files[path] = `${info.size}@${info.mtimeMs}`;
-    }
-  } catch {
-    // none yet
-  }
-  return Object.fromEntries(Object.entries(files).sort());
-}
-
-/**
- * The manifest holding only the command this command line runs (dist/manifests, written by
- * scripts/split-manifest.js), when oclif, given every command, would run exactly that one: the
- * longest leading words naming a command, followed by nothing, a flag, or a word that is no command
- * or topic under it and that the command takes. Else undefined: help (`--help`, `-h`, `help`), a
- * topic, a word that is no command (whose suggestions need them all), `autocomplete` (which writes
- * them all), and a manifest that is not the one split. oclif still parses and runs the command as
- * always; it builds one command's entry instead of 65 (BENCHMARKS.md, issue 51).
- */
-export function commandManifest(args: string[]): string | undefined {
-  const end = args.indexOf('--');
-  const before = end < 0 ? args : args.slice(0, end);
-  if (before.some((a) => a === '--help' || a === '-h' || a === '--version')) return undefined;
-  const dir = join(__dirname, 'manifests');
-  const index = readIndex(join(dir, 'index.json'));
-  if (!index) return undefined;
-  let id: string | undefined;
-  let length = 0;
-  for (let i = 0; i < before.length && /^[a-z][a-z0-9-]*$/.test(before[i]!); i++) {
-    const name = before.slice(0, i + 1).join(':');
-    if (!index.usable.has(name)) break;
-    if (name in index.commands) [id, length] = [name, i + 1];
-  }
-  if (!id || id === 'help' || id.split(':')[0] === 'autocomplete') return undefined;
-  const next = args[length];
-  if (next !== undefined && next !== '--' && !next.startsWith('-')) {
-    if (index.usable.has(`${id}:${next}`) || !index.commands[id]) return undefined;
-  }
-  const info = statSync(join(__dirname, '..', 'oclif.manifest.json'), { throwIfNoEntry: false });
-  if (!info || `${info.size}@${info.mtimeMs}` !== index.manifest) return undefined;
-  return join(dir, `${id.replaceAll(':', '.')}.json`);
-}
-
-/** dist/manifests/index.json (scripts/split-manifest.js), or undefined. */
-function readIndex(
-  path: string,
-): { manifest: string; usable: Set<string>; commands: Record<string, boolean> } | undefined {
-  try {
-    const { manifest, usable, commands } = JSON.parse(readFileSync(path, 'utf8'));
-    return { manifest, usable: new Set(usable), commands };
-  } catch {
-    return undefined;
-  }
 }
 
 /** FNV-1a of `text` (from `basis`) as 8 hex digits: a name or a digest, never a check against tampering. */
