@@ -9,7 +9,7 @@ import { join } from 'node:path';
  * longest leading words naming a command, followed by nothing, a flag, or a word that is no command
  * or topic under it and that the command takes. Else undefined: help (`--help`, `-h`, `help`), a
  * topic, a word that is no command (whose suggestions need them all), `autocomplete` (which writes
- * them all), and a manifest that is not the one split. oclif still parses and runs the command as
+ * them all), and a manifest that is not the one split (another size). oclif still parses and runs the command as
  * always; it builds one command's entry instead of 65 (BENCHMARKS.md, issue 51).
  */
 export function commandManifest(args: string[]): string | undefined {
@@ -32,14 +32,14 @@ export function commandManifest(args: string[]): string | undefined {
     if (index.usable.has(`${id}:${next}`) || !index.commands[id]) return undefined;
   }
   const info = statSync(join(__dirname, '..', 'oclif.manifest.json'), { throwIfNoEntry: false });
-  if (!info || `${info.size}@${info.mtimeMs}` !== index.manifest) return undefined;
+  if (!info || info.size !== index.manifest) return undefined;
   return join(dir, `${id.replaceAll(':', '.')}.json`);
 }
 
 /** dist/manifests/index.json (scripts/split-manifest.js), or undefined. */
 function readIndex(
   path: string,
-): { manifest: string; usable: Set<string>; commands: Record<string, boolean> } | undefined {
+): { manifest: number; usable: Set<string>; commands: Record<string, boolean> } | undefined {
   try {
     const { manifest, usable, commands } = JSON.parse(readFileSync(path, 'utf8'));
     return { manifest, usable: new Set(usable), commands };
