@@ -54,7 +54,13 @@ const app = sandbox.seed.app.id;
  */
 const envs = new Map();
 async function signedIn(runJs, label) {
-  const own = { ...env, MKT_CONFIG_DIR: join(work, `config-${label}`) };
+  // A cache folder of its own too: the builds' `autocomplete` runs would otherwise rewrite each
+  // other's completion files, which a build keeps only while they are as it left them.
+  const own = {
+    ...env,
+    MKT_CONFIG_DIR: join(work, `config-${label}`),
+    MKT_CACHE_DIR: join(work, `cache-${label}`),
+  };
   envs.set(runJs, own);
   if ((await run([runJs, 'login', '--with-api-key'], key)) !== 0) throw new Error(`${label}: login failed`);
   if ((await run([runJs, 'config', 'set', 'app', app])) !== 0) throw new Error(`${label}: config set failed`);
