@@ -65,6 +65,8 @@ function run(args) {
   // A help screen this build printed before, for this terminal and environment: printed again
   // without oclif (src/boot.ts, helpFromCache).
   if (boot.helpFromCache(args.slice(2))) return;
+  // One command's entry of the manifest, when that is all this run needs (src/boot.ts, commandManifest).
+  globalThis.oclif.mktManifest = boot.commandManifest(args.slice(2));
   require('../dist/oclif.js').execute({ dir: require('path').join(__dirname, '..') });
 }
 

@@ -29,6 +29,9 @@ import { createRequire, enableCompileCache } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
+import { completionFiles, parseMeta } from './completion-files.js';
+
+export { commandManifest } from './command-manifest.js';
 
 /** Each bundle's content hash, set by esbuild.config.js: a new build never meets an old cache. */
 declare const MKT_BUNDLE_HASHES: Record<BundleName, string>;
@@ -145,7 +148,21 @@ export const HELP_ENV =
  */
 export function helpFromCache(args: string[]): boolean {
   const words = args.slice(0, -1);
-  if (args.at(-1) !== '--help' || !words.every((w) => /^[a-z][a-z0-9-]*$/.test(w))) return false;
+  if (args.at(-1) === '--help' && words.every((w) => /^[a-z][a-z0-9-]*$/.test(w))) return kept(args, false);
+  // `mkt autocomplete [SHELL]`: its instructions, and the completion files it writes once per build
+  // (each run rewrote all three shells' files: 2.3x a bare Node). On a terminal its progress on
+  // stderr is drawn in time, so only where stderr is no terminal.
+  const shell = args.length === 1 || (args.length === 2 && /^(bash|zsh|powershell)$/.test(args[1]!));
+  if (args[0] === 'autocomplete' && shell && !process.stderr.isTTY) return kept(args, true);
+  return false;
+}
+
+/**
+ * What a run of ARGS printed before for the same key, printed again (true); else it is kept when
+ * this run ends with 0 (false). `files`: the run also writes stderr and mkt's completion files, kept
+ * with it, and it is printed again only while those files are as this run left them.
+ */
+function kept(args: string[], files: boolean): boolean {
   checkFolder();
   if (unsafe) return false;
   const vars = Object.keys(process.env)
@@ -168,13 +185,15 @@ export function helpFromCache(args: string[]): boolean {
     pkg = undefined;
   }
   const manifest = statSync(join(__dirname, '..', 'oclif.manifest.json'), { throwIfNoEntry: false });
-  const files = [
+  const built = [
     pkg && `${fnv(pkg)}${fnv(pkg, 0x050c5d1f)}`,
     manifest && `${manifest.size}@${manifest.mtimeMs}`,
   ];
+  // A help screen's words, without its `--help`, as before; any other command line with a mark.
+  const words = args.at(-1) === '--help' ? args.slice(0, -1) : [...args, '(run)'];
   const key = JSON.stringify([
     MKT_BUNDLE_HASHES.mkt,
-    files,
+    built,
     process.version,
     process.arch,
     words,
@@ -182,27 +201,48 @@ export function helpFromCache(args: string[]): boolean {
     env,
   ]);
   const file = `${MKT_BUNDLE_HASHES.mkt}-help-${fnv(key)}.txt`;
-  const kept = readOwn(join(folder, file));
-  const eol = kept?.indexOf(10) ?? -1;
-  if (kept && eol >= 0 && kept.subarray(0, eol).toString() === key) {
-    stdout.write(kept.subarray(eol + 1));
-    return true;
+  const text = readOwn(join(folder, file));
+  const eol = text?.indexOf(10) ?? -1;
+  if (text && eol >= 0 && text.subarray(0, eol).toString() === key) {
+    if (!files) {
+      stdout.write(text.subarray(eol + 1));
+      return true;
+    }
+    // The second line: what went to stderr, and the completion files as they were left.
+    const eol2 = text.indexOf(10, eol + 1);
+    const meta = eol2 < 0 ? undefined : parseMeta(text.subarray(eol + 1, eol2).toString());
+    if (
+      meta &&
+      JSON.stringify(completionFiles(join(cacheDir(), 'autocomplete'))) === JSON.stringify(meta.files)
+    ) {
+      stderr.write(meta.stderr);
+      stdout.write(text.subarray(eol2 + 1));
+      return true;
+    }
   }
-  const text: string[] = [];
+  const out: string[] = [];
+  const err: string[] = [];
   let clean = true;
   const write = stdout.write.bind(stdout);
   stdout.write = ((chunk: unknown, ...rest: never[]) => {
-    if (typeof chunk === 'string') text.push(chunk);
+    if (typeof chunk === 'string') out.push(chunk);
     else clean = false;
     return write(chunk as string, ...rest);
   }) as typeof stdout.write;
   const writeErr = stderr.write.bind(stderr);
-  stderr.write = ((...a: Parameters<typeof stderr.write>) => {
-    clean = false;
-    return writeErr(...a);
+  stderr.write = ((chunk: unknown, ...rest: never[]) => {
+    if (files && typeof chunk === 'string') err.push(chunk);
+    else clean = false;
+    return writeErr(chunk as string, ...rest);
   }) as typeof stderr.write;
+  // A process warning names the process (its pid): not to be printed again by another.
+  process.once('warning', () => (clean = false));
   process.once('exit', (code) => {
-    if (code === 0 && clean) writeOwn(file, `${key}\n`, Buffer.from(text.join('')));
+    if (code !== 0 || !clean) return;
+    const meta = files
+      ? `${JSON.stringify({ stderr: err.join(''), files: completionFiles(join(cacheDir(), 'autocomplete')) })}\n`
+      : '';
+    writeOwn(file, `${key}\n${meta}`, Buffer.from(out.join('')));
   });
   return false;
 }

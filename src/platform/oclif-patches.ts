@@ -89,7 +89,8 @@ const AUTOCOMPLETE_RENDER = 'return ejs\n            .render(summary, { config: 
  * (≈ 2.5 ms) for its PowerShell helpers, to re-export is-wsl, the colour check loads node:tty
  * (≈ 1.4 ms) to learn what an output that is no terminal already says, and reading package.json and
  * the manifest loads node:fs/promises (≈ 1.8 ms; read at once, in the same async function, the same
- * text or the same error): the same results without them. Each is kept while bench/oclif-patches.js shows
+ * text or the same error), and a run of one command reads and builds all 65 commands' entries: the
+ * same results without them. Each is kept while bench/oclif-patches.js shows
  * it pays (BENCHMARKS.md); a fourth (ansis's strip) no longer did and went.
  */
 export function oclifPatches(): Record<string, Array<[string, string]>> {
@@ -99,6 +100,12 @@ export function oclifPatches(): Record<string, Array<[string, string]>> {
       [
         '.sort((a, b) => a.id.localeCompare(b.id))',
         `.sort(((order) => (a, b) => order(a.id, b.id))((${idOrder})()))`,
+      ],
+      // The root plugin's manifest with only the command this run runs, when src/boot.ts
+      // (commandManifest) found one and bin/run.js set it.
+      [
+        "const p = (0, node_path_1.join)(this.root, `${dotfile ? '.' : ''}oclif.manifest.json`);",
+        "const p = (this.isRoot && !dotfile && globalThis.oclif?.mktManifest) || (0, node_path_1.join)(this.root, `${dotfile ? '.' : ''}oclif.manifest.json`);",
       ],
     ],
     // `mkt autocomplete SHELL` renders every command's and flag's summary so, for zsh and PowerShell.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMkt, tempDir } from '../support/cli.js';
 
@@ -47,5 +47,22 @@ describe('mkt autocomplete', () => {
     const r = await runMkt(['autocomplete', 'zsh'], home.path);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('mkt autocomplete script zsh');
+  });
+
+  it('writes the completion files once per build, and again when they are gone', async () => {
+    const setup = join(cache(), 'bash_setup');
+    const zsh = join(cache(), 'functions', 'zsh', '_mkt');
+    // Outside tests (NODE_ENV=test makes oclif warn, naming the process, which is never kept).
+    const env = { NODE_ENV: undefined };
+    const first = await runMkt(['autocomplete', 'bash'], home.path, { env });
+    const written = [(await stat(setup)).mtimeMs, (await stat(zsh)).mtimeMs];
+    const again = await runMkt(['autocomplete', 'bash'], home.path, { env });
+    expect(again).toEqual(first);
+    expect([(await stat(setup)).mtimeMs, (await stat(zsh)).mtimeMs]).toEqual(written);
+    await rm(zsh);
+    const after = await runMkt(['autocomplete', 'bash'], home.path, { env });
+    expect(after).toEqual(first);
+    expect((await readFile(zsh, 'utf8')).length).toBeGreaterThan(1000);
+    expect((await stat(setup)).mtimeMs).toBeGreaterThan(written[0]!);
   });
 });

@@ -69,6 +69,9 @@ describe('npm pack', () => {
       'package/bin/run.js',
       'package/dist/oclif.js',
       'package/oclif.manifest.json',
+      // One command's entry each, and their index (scripts/split-manifest.js).
+      'package/dist/manifests/index.json',
+      'package/dist/manifests/whoami.json',
       'package/schema/sandbox-fixtures.schema.json',
       'package/schema/openapi.json',
     ])

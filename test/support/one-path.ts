@@ -48,7 +48,10 @@ export function useOnePath(): OnePath {
       referenceBin,
       bin
         .replace("require('../dist/oclif.js')", "require('@oclif/core')")
-        .replace("require('../dist/boot.js')", '{ helpFromCache: () => false }'),
+        .replace(
+          "require('../dist/boot.js')",
+          '{ helpFromCache: () => false, commandManifest: () => undefined }',
+        ),
     );
     await copyFile(join(root, 'bin', 'package.json'), join(reference.path, 'bin', 'package.json'));
     await promisify(execFile)(process.execPath, [join(root, 'node_modules/oclif/bin/run.js'), 'manifest'], {
