@@ -6,8 +6,7 @@
 // user (and root) can change, opened without following links, a file of this user's alone whose first
 // line names this very bundle. Anything else, or a cache missing, rejected by V8, unreadable or
 // unwritable: the run compiles from source as without it (`--verbose` says why once). No keyed hash:
-// its key would sit in the folder it guards, which whoever can plant a cache can also write
-// (docs/DECISIONS.md, compiled-code cache).
+// its key would sit in the folder it guards, which whoever can plant a cache can also write.
 import {
   constants,
   closeSync,
@@ -137,14 +136,9 @@ export const HELP_ENV =
   /^(MKT_(BINPATH|CACHE_DIR|CONFIG_DIR|DATA_DIR|DEBUG|DISABLE_THEME|NPM_REGISTRY|S3_BUCKET)|OCLIF_(COLUMNS|DISABLE_RC|NEXT_VERSION)|DEBUG|LC_ALL|LC_COLLATE|LC_MESSAGES|LANG|LANGUAGE|XDG_(CACHE|CONFIG|DATA)_HOME|TERM|TERM_PROGRAM|TERM_PROGRAM_VERSION|COLORTERM|FORCE_COLOR|NO_COLOR|NODE_DISABLE_COLORS|NODE_ENV|NODE_OPTIONS|CI|CI_NAME|TF_BUILD|TEAMCITY_VERSION|TRAVIS|CIRCLECI|APPVEYOR|GITLAB_CI|GITHUB_ACTIONS|BUILDKITE|DRONE|AGENT_NAME|HOME|SHELL|PM2_HOME|NEXT_RUNTIME|__IS_WSL_TEST__)$/;
 
 /**
- * A help screen (`mkt [WORDS…] --help`, which `mkt help [WORDS…]` also is) printed as this build
- * printed it before for the same terminal and environment, without loading oclif: about half of a
- * help screen's start (BENCHMARKS.md, issue 35, fifth pass). True when it was printed. Else, for a
- * help screen, the text this run prints is kept for the next (when it ends with 0 and wrote nothing
- * to stderr). Its key, written in full at the top of the file, is all the text depends on: the
- * build and its package.json and manifest as written, Node (the root screen shows its version), the
- * words, whether stdout and stderr are terminals and stdout's width, and a digest of the variables
- * HELP_ENV names.
+ * A help screen (`mkt [WORDS…] --help`, or `mkt help [WORDS…]`) printed as this build printed it before
+ * for the same terminal and environment, without loading oclif (BENCHMARKS.md). True when printed; else
+ * its text is kept for the next run when this one ends with 0 and writes nothing to stderr (`kept`).
  */
 export function helpFromCache(args: string[]): boolean {
   const words = args.slice(0, -1);
@@ -158,9 +152,9 @@ export function helpFromCache(args: string[]): boolean {
 }
 
 /**
- * What a run of ARGS printed before for the same key, printed again (true); else it is kept when
- * this run ends with 0 (false). `files`: the run also writes stderr and mkt's completion files, kept
- * with it, and it is printed again only while those files are as this run left them.
+ * What a run of ARGS printed before for the same key (written atop the file: all the text depends on),
+ * printed again (true); else kept when this run ends with 0 (false). `files`: the run also writes
+ * stderr and the completion files, kept with it, printed again only while those files are unchanged.
  */
 function kept(args: string[], files: boolean): boolean {
   checkFolder();
@@ -174,15 +168,12 @@ function kept(args: string[], files: boolean): boolean {
   const env = `${fnv(vars)}${fnv(vars, 0x050c5d1f)}`;
   const { stdout, stderr } = process;
   const terminal = [stdout.isTTY ? stdout.columns : 0, stderr.isTTY === true];
-  // package.json (the version the root screen shows) by a digest of what it holds: an upgrade that
-  // keeps file times (cp -p, a store where every mtime is 1) changes the version, not the size or
-  // time (a ~3 KB read). The manifest (every screen's text, made from the bundle) as written.
-  // (The install's own file, root's under a .deb: read as it is, not as a cache file of ours.)
+  // package.json by a digest (an upgrade may keep file times: cp -p); the manifest as written.
   let pkg: string | undefined;
   try {
     pkg = readFileSync(join(__dirname, '..', 'package.json'), 'latin1');
   } catch {
-    pkg = undefined;
+    pkg = undefined; // none: the key says so
   }
   const manifest = statSync(join(__dirname, '..', 'oclif.manifest.json'), { throwIfNoEntry: false });
   const built = [
