@@ -156,7 +156,9 @@ describe('mkt webhooks test', () => {
     expect(row).toContain('401 "\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007bad\\u202esignature xxx');
     expect(row).not.toContain('x'.repeat(100));
     expect(row).toMatch(/FAIL\tverify over the raw bytes with the app's whsec_… secret/);
-    expect(r.stderr).toContain('How to write a handler that passes: docs/webhooks.md, "Your webhook handler".');
+    expect(r.stderr).toContain(
+      'How to write a handler that passes: docs/webhooks.md, "Your webhook handler".',
+    );
   });
 
   it('refuses a target off this machine without --allow-remote, and says so first with it', async () => {
