@@ -54,7 +54,8 @@ const routes = {
     method: 'post',
     path: '/console/sessions',
     operationId: 'createConsoleSession',
-    summary: "A one-time console link for the developer (one of their app's keys, or their sign-in with apps:write)",
+    summary:
+      "A one-time console link for the developer (one of their app's keys, or their sign-in with apps:write)",
     security: API_SECURITY,
     request: { query: NO_QUERY, body: EMPTY },
     responses: { 201: apiJson('A one-time console link', Link), ...writeErrors(403, 404) },
@@ -102,8 +103,14 @@ const routes = {
     request: {
       params: appPath,
       query: z.strictObject({
-        event: z.string().meta({ enum: EVENT_NAMES } as never).optional(),
-        state: z.string().meta({ enum: ['pending', 'succeeded', 'failed'] } as never).optional(),
+        event: z
+          .string()
+          .meta({ enum: EVENT_NAMES } as never)
+          .optional(),
+        state: z
+          .string()
+          .meta({ enum: ['pending', 'succeeded', 'failed'] } as never)
+          .optional(),
         limit: limitParam,
         cursor: cursorParam.meta({ pattern: '^\\d{1,15}$' }),
       }),
@@ -230,7 +237,10 @@ openapi(consoleApi, routes.resend, async (c) => {
     );
   }
   await core.deliveries.resend({ ...app, webhook_url: app.webhook_url }, record);
-  return c.json(answer(() => getDelivery(core.console.deliveries, app.id, id)), 200);
+  return c.json(
+    answer(() => getDelivery(core.console.deliveries, app.id, id)),
+    200,
+  );
 });
 
 openapi(consoleApi, routes.logs, (c) => {

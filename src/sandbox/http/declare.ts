@@ -29,7 +29,9 @@ type QueryOf<R extends RouteConfig> = R['request'] extends { query?: infer Q ext
   ? z.output<Q>
   : Record<string, never>;
 /** `/apps/{app_id}` as Hono writes it, `/apps/:app_id`. */
-type HonoPath<P extends string> = P extends `${infer A}{${infer N}}${infer B}` ? `${A}:${N}${HonoPath<B>}` : P;
+type HonoPath<P extends string> = P extends `${infer A}{${infer N}}${infer B}`
+  ? `${A}:${N}${HonoPath<B>}`
+  : P;
 
 /** What a route's handler sees: its checked body and query (`c.get('body')`, `c.get('query')`). */
 export type DeclaredContext<R extends RouteConfig> = Context<
@@ -51,10 +53,11 @@ type NoContent<R extends RouteConfig> = {
 /** How a route reads its request: checked here from the declaration, or by the handler itself. */
 export interface MountOptions {
   /**
-   * The handler reads and checks the body itself, because it answers refusals in another form: the
-   * token endpoints (RFC 6749 §5.2, JSON or form) and the pages' forms (an error page).
+   * The handler reads and checks its query and body itself, because it answers refusals in another
+   * form: the OAuth endpoints (RFC 6749 §5.2, JSON or form) and the pages (an error page, and unknown
+   * parameters ignored as RFC 6749 §3.1 asks).
    */
-  ownBody?: boolean;
+  ownRequest?: boolean;
   /** Middleware to run before the request is read (the same-origin rule of a form). */
   before?: MiddlewareHandler<SandboxEnv>[];
 }
@@ -79,8 +82,9 @@ export function openapi<const R extends RouteConfig>(
 ): void {
   const checks: MiddlewareHandler<SandboxEnv>[] = [];
   const query = route.request?.query as z.ZodType | undefined;
-  if (query) checks.push(checkQuery(query) as unknown as MiddlewareHandler<SandboxEnv>);
-  const body = options.ownBody ? undefined : jsonSchemaOf(route);
+  if (query && !options.ownRequest)
+    checks.push(checkQuery(query) as unknown as MiddlewareHandler<SandboxEnv>);
+  const body = options.ownRequest ? undefined : jsonSchemaOf(route);
   if (body) checks.push(checkJsonBody(body) as unknown as MiddlewareHandler<SandboxEnv>);
   const path = route.path.replace(/\{(\w+)\}/g, ':$1');
   // A handler of its own carries the declaration (a shared middleware could not).

@@ -22,7 +22,9 @@ export const OAuthError = z
 
 const digits = z.string().regex(/^\d+$/);
 /** On every answer of the sandbox. */
-const REQUEST_ID = { 'X-Request-Id': z.string().meta({ description: 'This request, as the request log names it' }) };
+const REQUEST_ID = {
+  'X-Request-Id': z.string().meta({ description: 'This request, as the request log names it' }),
+};
 /** On every answer of an authenticated API request (docs/DECISIONS.md §2, rate limits). */
 const RATE = {
   ...REQUEST_ID,
@@ -109,9 +111,7 @@ export const openJson = <S extends z.ZodType>(description: string, schema: S, no
 export const oauthErrorAnswer = (status: 400 | 401 | 413 | 415, description: string) => ({
   description,
   headers: z.object(
-    status === 401
-      ? { ...NO_STORE_HEADERS, 'WWW-Authenticate': z.string().optional() }
-      : NO_STORE_HEADERS,
+    status === 401 ? { ...NO_STORE_HEADERS, 'WWW-Authenticate': z.string().optional() } : NO_STORE_HEADERS,
   ),
   content: { 'application/json': { schema: OAuthError } },
 });

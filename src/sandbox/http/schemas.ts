@@ -184,7 +184,11 @@ export const limitParam = z
   .meta({ type: 'integer', minimum: 1, maximum: 100, default: 20 } as never)
   .optional();
 /** `?cursor=`: as a list's `next_cursor` gave it. */
-export const cursorParam = z.string().min(1).meta({ description: 'A `next_cursor` this server gave' }).optional();
+export const cursorParam = z
+  .string()
+  .min(1)
+  .meta({ description: 'A `next_cursor` this server gave' })
+  .optional();
 
 /** The query of a list route (docs/PROTOCOL.md, Lists). */
 export const LIST_QUERY = z.strictObject({ limit: limitParam, cursor: cursorParam });

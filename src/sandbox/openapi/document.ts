@@ -26,7 +26,8 @@ export function declarations(): RouteConfig[] {
     else undeclared.add(key);
   }
   for (const key of undeclared) {
-    if (!out.has(key)) throw new Error(`The route ${key} is mounted without a declaration (src/sandbox/http/declare.ts).`);
+    if (!out.has(key))
+      throw new Error(`The route ${key} is mounted without a declaration (src/sandbox/http/declare.ts).`);
   }
   return [...out.values()];
 }

@@ -38,7 +38,7 @@ const routes = {
     method: 'get',
     path: '/apps',
     operationId: 'listApps',
-    summary: "Apps: with a key, its one app; with a developer token, every app the developer owns",
+    summary: 'Apps: with a key, its one app; with a developer token, every app the developer owns',
     security: API_SECURITY,
     request: { query: LIST_QUERY },
     responses: { 200: apiJson('Apps', list(App)), ...apiErrors() },
@@ -50,7 +50,10 @@ const routes = {
     summary: 'Creates an app for the developer (a key is refused); the answer carries the client secret once',
     security: API_SECURITY,
     request: { query: NO_QUERY, body: appBody(createFields) },
-    responses: { 201: apiJson('The new app, with its client secret (once)', AppWithSecret), ...writeErrors(403) },
+    responses: {
+      201: apiJson('The new app, with its client secret (once)', AppWithSecret),
+      ...writeErrors(403),
+    },
   }),
   get: createRoute({
     method: 'get',

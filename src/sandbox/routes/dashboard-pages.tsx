@@ -161,40 +161,45 @@ openapi(dashboardPages, home, (c) => {
 
 // The embedded app, with a signed context token (a JWT) in its address, for the holder of a preview
 // pass only (docs/DECISIONS.md §9): an anonymous local caller gets no token, and no page either.
-openapi(dashboardPages, dashboard, (c) => {
-  const core = c.get('core');
-  const { ledger } = core;
-  const app = ledger.app(c.req.param('app_id'));
-  const pass = c.req.query(PREVIEW_PARAM);
-  if (!app || !core.console.previews.opens(pass, app.id)) {
-    throw notFound(
-      'This dashboard link does not work: it needs a preview link, good for an hour. Get one with `mkt apps preview`, or use the console’s Preview.',
+openapi(
+  dashboardPages,
+  dashboard,
+  (c) => {
+    const core = c.get('core');
+    const { ledger } = core;
+    const app = ledger.app(c.req.param('app_id'));
+    const pass = c.req.query(PREVIEW_PARAM);
+    if (!app || !core.console.previews.opens(pass, app.id)) {
+      throw notFound(
+        'This dashboard link does not work: it needs a preview link, good for an hour. Get one with `mkt apps preview`, or use the console’s Preview.',
+      );
+    }
+    const show = (element: unknown) => page(c, 200, element, { framedBy: 'self' });
+    const userId = c.req.query('user_id');
+    if (userId === undefined || userId === '') {
+      const ids = [...ledger.userIds(app.id).slice(0, 50), app.owner_id];
+      const users = ids.flatMap((id) => ledger.user(id) ?? []);
+      return show(<PickUserPage app={app} users={users} pass={pass!} />);
+    }
+    const user = ledger.user(userId);
+    if (!user || (user.app_id !== app.id && user.id !== app.owner_id)) {
+      throw notFound(`No user "${userId}" on ${app.name}.`);
+    }
+    if (app.embed_url === null) return show(<DashboardPage app={app} user={user} frameUrl={null} />);
+    // A JWT (docs/DECISIONS.md, "Embedded apps"), on transport time: real (or a test's), never business time.
+    const token = signContextToken(
+      app.client_secret,
+      { iss: core.siteUrl, aud: app.client_id, sub: user.id, app_id: app.id },
+      core.now() / 1000,
     );
-  }
-  const show = (element: unknown) => page(c, 200, element, { framedBy: 'self' });
-  const userId = c.req.query('user_id');
-  if (userId === undefined || userId === '') {
-    const ids = [...ledger.userIds(app.id).slice(0, 50), app.owner_id];
-    const users = ids.flatMap((id) => ledger.user(id) ?? []);
-    return show(<PickUserPage app={app} users={users} pass={pass!} />);
-  }
-  const user = ledger.user(userId);
-  if (!user || (user.app_id !== app.id && user.id !== app.owner_id)) {
-    throw notFound(`No user "${userId}" on ${app.name}.`);
-  }
-  if (app.embed_url === null) return show(<DashboardPage app={app} user={user} frameUrl={null} />);
-  // A JWT (docs/DECISIONS.md, "Embedded apps"), on transport time: real (or a test's), never business time.
-  const token = signContextToken(
-    app.client_secret,
-    { iss: core.siteUrl, aud: app.client_id, sub: user.id, app_id: app.id },
-    core.now() / 1000,
-  );
-  const frame = new URL(app.embed_url);
-  frame.searchParams.set('user_id', user.id);
-  frame.searchParams.set('app_id', app.id);
-  frame.searchParams.set(CONTEXT_TOKEN_PARAM, token);
-  return show(<DashboardPage app={app} user={user} frameUrl={frame.toString()} />);
-});
+    const frame = new URL(app.embed_url);
+    frame.searchParams.set('user_id', user.id);
+    frame.searchParams.set('app_id', app.id);
+    frame.searchParams.set(CONTEXT_TOKEN_PARAM, token);
+    return show(<DashboardPage app={app} user={user} frameUrl={frame.toString()} />);
+  },
+  { ownRequest: true },
+);
 
 // The user's initial on a coloured square.
 openapi(dashboardPages, avatar, (c) => {

@@ -54,7 +54,11 @@ openapi(identityApi, entitlements, (c) => {
   requireScope(p, 'entitlements:read');
   const appId = c.get('query').app_id;
   if (appId !== undefined && appId !== p.app.id) {
-    throw new SandboxApiError(403, 'forbidden', `These credentials belong to app "${p.app.id}", not "${appId}".`);
+    throw new SandboxApiError(
+      403,
+      'forbidden',
+      `These credentials belong to app "${p.app.id}", not "${appId}".`,
+    );
   }
   let userId = c.get('query').user_id;
   if (p.kind === 'token') {

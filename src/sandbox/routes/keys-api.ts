@@ -49,7 +49,10 @@ const routes = {
     operationId: 'deleteKey',
     summary: 'Revokes the key: it stops working at once and its streams close',
     security: API_SECURITY,
-    request: { params: z.strictObject({ app_id: recordId('app'), key_id: recordId('key') }), query: NO_QUERY },
+    request: {
+      params: z.strictObject({ app_id: recordId('app'), key_id: recordId('key') }),
+      query: NO_QUERY,
+    },
     responses: { 204: apiNoContent('Revoked'), ...apiErrors(403, 404, 507) },
   }),
 };

@@ -16,7 +16,10 @@ const planId = text(63, /^[a-z0-9][a-z0-9-]*$/);
 const email = text(254, /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
 const behaviour = z.enum(PAYMENT_BEHAVIOURS as ['succeeds', 'declines', 'declines_renewals']);
 const userPath = z.strictObject({ user_id: z.string().regex(/^usr_[A-Za-z0-9_-]{1,60}$/) });
-const json = <S extends z.ZodType>(schema: S) => ({ required: true, content: { 'application/json': { schema } } });
+const json = <S extends z.ZodType>(schema: S) => ({
+  required: true,
+  content: { 'application/json': { schema } },
+});
 const appOnly = json(z.strictObject({ app_id: appId }));
 
 /** The first attempt of a delivery the request waited for. */
@@ -62,7 +65,8 @@ export const lifeRoutes = {
     method: 'post',
     path: '/simulator/clock',
     operationId: 'advanceClock',
-    summary: 'Moves business time forward (either `advance_s` or `to`); every transition on the way happens and is listed',
+    summary:
+      'Moves business time forward (either `advance_s` or `to`); every transition on the way happens and is listed',
     security: API_SECURITY,
     request: {
       query: NO_QUERY,
@@ -185,7 +189,10 @@ export const lifeRoutes = {
         }),
       ),
     },
-    responses: { 201: apiJson('The event enacted and its first delivery', EventSent), ...writeErrors(402, 403, 404, 409) },
+    responses: {
+      201: apiJson('The event enacted and its first delivery', EventSent),
+      ...writeErrors(402, 403, 404, 409),
+    },
   }),
   check: createRoute({
     method: 'post',
@@ -193,14 +200,23 @@ export const lifeRoutes = {
     operationId: 'checkEntitlement',
     summary: 'The one access rule at business time, with the entitlement it read',
     security: API_SECURITY,
-    request: { query: NO_QUERY, body: json(z.strictObject({ app_id: appId, user_id: userId, feature: text(64) })) },
+    request: {
+      query: NO_QUERY,
+      body: json(z.strictObject({ app_id: appId, user_id: userId, feature: text(64) })),
+    },
     responses: {
       200: apiJson(
         'The access rule',
         z
           .strictObject({
             allowed: z.boolean(),
-            reason: z.enum(['feature_in_plan', 'feature_not_in_plan', 'status_expired', 'access_ended', 'no_entitlement']),
+            reason: z.enum([
+              'feature_in_plan',
+              'feature_not_in_plan',
+              'status_expired',
+              'access_ended',
+              'no_entitlement',
+            ]),
             message: z.string(),
             over_limit: z.boolean(),
             now: stamp,

@@ -82,7 +82,10 @@ openapi(moneyApi, routes.payouts, (c) => {
 openapi(moneyApi, routes.link, (c) => {
   const app = routeApp(c);
   const link = c.get('core').life.startConnect(app.id);
-  return c.json({ url: `${c.get('core').siteUrl}/payouts/connect/${link.id}`, expires_at: link.expires_at }, 201);
+  return c.json(
+    { url: `${c.get('core').siteUrl}/payouts/connect/${link.id}`, expires_at: link.expires_at },
+    201,
+  );
 });
 
 // The cursor is the last charge's position.

@@ -117,5 +117,5 @@ openapi(
       </Layout>,
     );
   },
-  { ownBody: true, before: [sameOriginForm] },
+  { ownRequest: true, before: [sameOriginForm] },
 );

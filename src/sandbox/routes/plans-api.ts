@@ -43,7 +43,10 @@ function routePlan(c: RouteContext, app: AppRecord): PlanRecord {
 
 const appPath = z.strictObject({ app_id: recordId('app') });
 const planPath = z.strictObject({ app_id: recordId('app'), plan_id: planId });
-const json = <S extends z.ZodType>(schema: S) => ({ required: true, content: { 'application/json': { schema } } });
+const json = <S extends z.ZodType>(schema: S) => ({
+  required: true,
+  content: { 'application/json': { schema } },
+});
 
 const routes = {
   list: createRoute({

@@ -20,10 +20,14 @@ const stream = createRoute({
   request: {
     params: z.strictObject({ app_id: recordId('app') }),
     query: z.strictObject({
-      lastEventId: sequence.meta({ description: 'Last-Event-ID, as EventSource polyfills send it' }).optional(),
+      lastEventId: sequence
+        .meta({ description: 'Last-Event-ID, as EventSource polyfills send it' })
+        .optional(),
     }),
     headers: z.object({
-      'last-event-id': sequence.meta({ description: 'The last delivery sequence number received' }).optional(),
+      'last-event-id': sequence
+        .meta({ description: 'The last delivery sequence number received' })
+        .optional(),
     }),
   },
   responses: { 200: apiStream('The relay stream of deliveries'), ...apiErrors(403, 404) },

@@ -41,7 +41,10 @@ const authorize = createRoute({
     },
   },
   responses: {
-    201: apiJson('Tokens for the test user', Tokens.extend({ user_id: z.string() }).meta({ id: 'TestUserTokens' })),
+    201: apiJson(
+      'Tokens for the test user',
+      Tokens.extend({ user_id: z.string() }).meta({ id: 'TestUserTokens' }),
+    ),
     ...writeErrors(403, 404),
   },
 });

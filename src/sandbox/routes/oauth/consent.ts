@@ -218,7 +218,14 @@ const consentDecision = createRoute({
 /** The consent page and its form (pages: failures are shown, never redirected). */
 export const consentRoutes = new Hono<SandboxEnv>();
 
-openapi(consentRoutes, consentPageRoute, (c) => page(c, 200, showConsent(c.get('core'), new URL(c.req.url))));
+openapi(
+  consentRoutes,
+  consentPageRoute,
+  (c) => page(c, 200, showConsent(c.get('core'), new URL(c.req.url))),
+  {
+    ownRequest: true,
+  },
+);
 
 openapi(
   consentRoutes,
@@ -234,7 +241,7 @@ openapi(
       throw error;
     }
   },
-  { ownBody: true, before: [sameOriginForm] },
+  { ownRequest: true, before: [sameOriginForm] },
 );
 
 /** Removes codes and consent requests past their expiry (called periodically). */

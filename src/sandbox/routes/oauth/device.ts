@@ -4,7 +4,14 @@ import { randomInt } from 'node:crypto';
 import type { SandboxCore } from '../../core.js';
 import type { SandboxEnv } from '../../http/env.js';
 import { createRoute, openapi } from '../../http/declare.js';
-import { CLIENT_SECURITY, oauthErrorAnswer, openJson, pageAnswer, pageErrors, PUBLIC } from '../../http/responses.js';
+import {
+  CLIENT_SECURITY,
+  oauthErrorAnswer,
+  openJson,
+  pageAnswer,
+  pageErrors,
+  PUBLIC,
+} from '../../http/responses.js';
 import { sameOriginForm } from '../../http/guards.js';
 import { page } from '../../http/layout.js';
 import { NO_STORE, noStoreError, oauthError, pageError, SandboxApiError } from '../../http/problem.js';
@@ -244,7 +251,10 @@ const deviceAuthorization = createRoute({
       }),
       true,
     ),
-    400: oauthErrorAnswer(400, 'Refused (RFC 6749 §5.2): a parameter is missing or invalid, or a scope unknown'),
+    400: oauthErrorAnswer(
+      400,
+      'Refused (RFC 6749 §5.2): a parameter is missing or invalid, or a scope unknown',
+    ),
     401: oauthErrorAnswer(401, 'Client authentication failed'),
     413: oauthErrorAnswer(413, 'The body is larger than 1 MiB'),
     415: oauthErrorAnswer(415, 'The body is neither JSON nor form-encoded'),
@@ -299,13 +309,18 @@ openapi(
       throw noStoreError(error);
     }
   },
-  { ownBody: true },
+  { ownRequest: true },
 );
 
-openapi(deviceRoutes, devicePage, (c) => {
-  const params = new URL(c.req.url).searchParams;
-  return page(c, 200, showDevicePage(c.get('core'), single(params, 'user_code')));
-});
+openapi(
+  deviceRoutes,
+  devicePage,
+  (c) => {
+    const params = new URL(c.req.url).searchParams;
+    return page(c, 200, showDevicePage(c.get('core'), single(params, 'user_code')));
+  },
+  { ownRequest: true },
+);
 
 openapi(
   deviceRoutes,
@@ -320,5 +335,5 @@ openapi(
       throw error;
     }
   },
-  { ownBody: true, before: [sameOriginForm] },
+  { ownRequest: true, before: [sameOriginForm] },
 );

@@ -88,4 +88,4 @@ async function tokenEndpoint(c: DeclaredContext<(typeof ROUTES)[number]>) {
 /** `POST /api/oauth/token` and `POST /api/v1/oauth/token`. */
 export const tokenRoutes = new Hono<SandboxEnv>();
 // The endpoint reads its JSON or form body itself: its refusals are RFC 6749's, not the API's.
-for (const route of ROUTES) openapi(tokenRoutes, route, tokenEndpoint, { ownBody: true });
+for (const route of ROUTES) openapi(tokenRoutes, route, tokenEndpoint, { ownRequest: true });
