@@ -289,7 +289,8 @@ await script('mkt', {
 });
 await script('sandbox', {
   entryPoints: ['build/sandbox/start-sandbox.js'],
-  external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici'],
+  // ajv only for MKT_SANDBOX_CHECK_ANSWERS (src/sandbox/openapi/check-answers.ts), from node_modules.
+  external: ['@inquirer/prompts', '@napi-rs/keyring', 'open', 'undici', 'ajv', 'ajv-formats'],
   plugins: [honoJsx],
 });
 

@@ -4,6 +4,8 @@ import { SlowFirst } from './test/support/run-order.js';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Every sandbox answer a test receives is checked against the OpenAPI document (test/support/check-answers.ts).
+    setupFiles: ['test/support/check-answers.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -2,6 +2,7 @@ import { DEFAULT_SANDBOX_PORT } from '../wire.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { DatabaseSync } from 'node:sqlite';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { ConsoleRoom } from './console/room.js';
 import { newRequestId } from './console/request-log.js';
 import type { SandboxCore } from './core.js';
@@ -49,6 +50,11 @@ export interface SandboxOptions {
   fixtures?: { fixtures: Fixtures; digest: string };
   /** Receives what the developer should read even when requests are not logged (an import, a tightened folder); default: `log`. */
   notice?: (line: string) => void;
+  /**
+   * MKT_SANDBOX_CHECK_ANSWERS: check every answer against the OpenAPI document and append each mismatch
+   * to a file: `1` for answers-outside-openapi.jsonl in the data folder, or a file's absolute path (`0`: off).
+   */
+  checkAnswers?: string;
 }
 
 /** The seeded developer, app, keys, plans and test users (the same after a restart without reset). */
@@ -144,7 +150,18 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   core.port = (server.address() as AddressInfo).port;
   core.siteUrl = `http://${host.includes(':') ? `[${host}]` : host}:${core.port}`;
   const { ledger } = core;
-  const listener = getRequestListener(sandboxApp(core).fetch);
+  const app = sandboxApp(core);
+  const check = options.checkAnswers === '0' ? undefined : options.checkAnswers;
+  const listener = getRequestListener(
+    check
+      ? await (
+          await import('./openapi/check-answers.js')
+        ).checkAnswers(
+          app.fetch,
+          check === '1' ? join(options.dataDir, 'answers-outside-openapi.jsonl') : check,
+        )
+      : app.fetch,
+  );
   handle = (req, res) => {
     res.setHeader('x-request-id', newRequestId());
     if (options.log !== undefined) {

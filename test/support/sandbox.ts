@@ -23,6 +23,8 @@ export async function startTestSandbox(overrides: Partial<SandboxOptions> = {}):
     host: '127.0.0.1',
     deliveryBackoffMs: [20, 40, 80, 160, 320],
     deliveryTimeoutMs: 2_000,
+    // Each answer checked against the OpenAPI document (test/support/check-answers.ts).
+    checkAnswers: process.env.MKT_SANDBOX_CHECK_ANSWERS || undefined,
     ...overrides,
     dataDir,
   });

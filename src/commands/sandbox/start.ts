@@ -79,6 +79,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
         log: this.flags.quiet ? undefined : (line) => deps.out.info(deps.out.dim(line)),
         notice: (line) => deps.out.info(line),
         fixtures,
+        checkAnswers: deps.env.MKT_SANDBOX_CHECK_ANSWERS || undefined,
       });
     } catch (err) {
       if (err instanceof FolderInUseError) throw new MktError('sandbox_running', err.message, 1);
