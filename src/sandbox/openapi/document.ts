@@ -22,8 +22,16 @@ export function declarations(): RouteConfig[] {
     if (r.method === 'ALL') continue;
     const key = `${r.method} ${r.path}`;
     const declaration = (r.handler as Mounted).declaration;
-    if (declaration) out.set(key, { ...declaration, path: r.path.replace(/:(\w+)/g, '{$1}') });
-    else undeclared.add(key);
+    if (declaration) {
+      const path = r.path.replace(/:(\w+)/g, '{$1}');
+      out.set(key, {
+        ...declaration,
+        path,
+        tags: declaration.tags ?? [tagOf(path)],
+        // The Host rule answers before any route (docs/DECISIONS.md §2, local servers).
+        responses: { ...declaration.responses, 421: { $ref: '#/components/responses/Misdirected' } },
+      });
+    } else undeclared.add(key);
   }
   for (const key of undeclared) {
     if (!out.has(key))
@@ -32,10 +40,28 @@ export function declarations(): RouteConfig[] {
   return [...out.values()];
 }
 
+/** The groups of operations, by the service they belong to. */
+const TAGS: Array<[RegExp, string, string]> = [
+  [/^\/api\/v1\/(whoami|entitlements)$/, 'identity', 'Who is calling, and what they are entitled to'],
+  [/oauth|^\/\.well-known/, 'oauth', 'Authorization, tokens and the device flow'],
+  [/^\/api\/v1\/apps\/\{app_id\}\/plans/, 'plans', "An app's pricing plans"],
+  [/^\/api\/v1\/apps\/\{app_id\}\/keys/, 'keys', "An app's API keys"],
+  [/^\/api\/v1\/apps\/\{app_id\}\/(payouts|payments)/, 'money', 'Payment accounts and charges'],
+  [/^\/api\/v1\/apps\/\{app_id\}\/(deliveries|logs|webhooks)/, 'records', 'Deliveries, the relay and the request log'],
+  [/^\/api\/v1\/(apps\/\{app_id\}\/preview-links|console)/, 'console', 'Console and preview links'],
+  [/^\/api\/v1\/apps/, 'apps', 'Apps and their secrets'],
+  [/^\/api\/v1\/simulator/, 'simulator', 'Test users, events, the business clock and access checks'],
+  [/^\/api\/v1\/openapi\.json$/, 'document', 'This document'],
+  [/^\//, 'pages', 'Pages of the sandbox: home, dashboard, avatars, connect'],
+];
+const tagOf = (path: string): string => TAGS.find(([re]) => re.test(path))![1];
+
 const webhook = (event: (typeof EVENT_NAMES)[number]) => ({
   post: {
     operationId: `webhook${event.replace(/(^|\.)(\w)/g, (_, _d: string, c: string) => c.toUpperCase())}`,
     summary: `The ${event} delivery to the app's webhook URL`,
+    description: 'Signed with the app\'s webhook secret (X-Marketplace-Signature), not authenticated otherwise.',
+    security: [],
     parameters: [HEADER.signature, HEADER.delivery, HEADER.event].map((name) => ({
       name,
       in: 'header',
@@ -74,18 +100,24 @@ export function openApiDocument(siteUrl = 'http://127.0.0.1:7878'): Json {
     scheme: 'basic',
     description: 'OAuth client authentication: client id and secret, form-encoded (RFC 6749 §2.3.1)',
   });
+  registry.openAPIRegistry.registerComponent('responses', 'Misdirected', {
+    description: 'The Host is not this loopback server (421, before any route; docs/DECISIONS.md §2)',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
   for (const route of declarations()) registry.openAPIRegistry.registerPath(route);
   const doc = registry.getOpenAPI31Document({
     openapi: '3.1.0',
     info: {
       title: 'mkt sandbox marketplace API',
       version: '1',
+      license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' },
       description:
         'The local marketplace of `mkt sandbox start`, generated from the declaration of each of its routes. ' +
         'Unknown and repeated query parameters are refused (400) on every /api/v1 operation; errors are ' +
         '`{"error": {"code", "message"}}` (docs/PROTOCOL.md, Errors), at the OAuth endpoints RFC 6749 §5.2.',
     },
     servers: [{ url: siteUrl }],
+    tags: TAGS.map(([, name, description]) => ({ name, description })),
   }) as unknown as Json;
   return { ...doc, webhooks: Object.fromEntries(EVENT_NAMES.map((event) => [event, webhook(event)])) };
 }
