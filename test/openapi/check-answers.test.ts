@@ -26,8 +26,18 @@ describe('the answer checker', () => {
     let answer = () => new Response('', { status: 200 });
     const fetch = await checkAnswers(async () => answer(), file);
     const ask = (path: string, method = 'GET') => fetch(new Request(`http://127.0.0.1:1${path}`, { method }));
+    // The headers every answer of the API carries (the request id, the rate limit).
+    const headers = {
+      'x-request-id': 'req_1',
+      'x-ratelimit-limit': '100',
+      'x-ratelimit-remaining': '99',
+      'x-ratelimit-reset': '1800000000',
+    };
     const json = (body: unknown, status = 200) =>
-      new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+      new Response(JSON.stringify(body), {
+        status,
+        headers: { ...headers, 'content-type': 'application/json' },
+      });
     const me = { id: 'usr_1', email: 'a@b.test', name: 'A', avatar_url: 'https://example.test/a.png' };
 
     answer = () => json(me);

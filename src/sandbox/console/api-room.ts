@@ -53,7 +53,6 @@ const routes = {
   sessions: createRoute({
     method: 'post',
     path: '/console/sessions',
-    operationId: 'createConsoleSession',
     summary:
       "A one-time console link for the developer (one of their app's keys, or their sign-in with apps:write)",
     security: API_SECURITY,
@@ -63,7 +62,6 @@ const routes = {
   endSession: createRoute({
     method: 'delete',
     path: '/console/session',
-    operationId: 'endConsoleSession',
     summary: 'Sign-out: the Bearer token presented dies at once (a token may always end itself)',
     security: [{ bearer: [] }],
     request: { query: NO_QUERY },
@@ -72,7 +70,6 @@ const routes = {
   preview: createRoute({
     method: 'post',
     path: '/apps/{app_id}/preview-links',
-    operationId: 'createPreviewLink',
     summary: "A link to the app's dashboard page with a preview pass (`mkt apps preview`)",
     security: API_SECURITY,
     request: {
@@ -97,7 +94,6 @@ const routes = {
   deliveries: createRoute({
     method: 'get',
     path: '/apps/{app_id}/deliveries',
-    operationId: 'listDeliveries',
     summary: "The app's deliveries, newest first",
     security: API_SECURITY,
     request: {
@@ -120,7 +116,6 @@ const routes = {
   delivery: createRoute({
     method: 'get',
     path: '/apps/{app_id}/deliveries/{delivery_id}',
-    operationId: 'getDelivery',
     summary: 'A delivery with its attempts and its body',
     security: API_SECURITY,
     request: { params: deliveryPath, query: NO_QUERY },
@@ -129,7 +124,6 @@ const routes = {
   resend: createRoute({
     method: 'post',
     path: '/apps/{app_id}/deliveries/{delivery_id}/resend',
-    operationId: 'resendDelivery',
     summary: 'One attempt now, answered with the delivery and that attempt',
     security: API_SECURITY,
     request: { params: deliveryPath, query: NO_QUERY, body: EMPTY },
@@ -138,7 +132,6 @@ const routes = {
   logs: createRoute({
     method: 'get',
     path: '/apps/{app_id}/logs',
-    operationId: 'listRequests',
     summary: "The app's request log, newest first",
     security: API_SECURITY,
     request: {
@@ -156,7 +149,6 @@ const routes = {
   logStream: createRoute({
     method: 'get',
     path: '/apps/{app_id}/logs/stream',
-    operationId: 'streamRequests',
     summary: 'The request log, live (Server-Sent Events, resuming after Last-Event-ID)',
     security: API_SECURITY,
     request: {

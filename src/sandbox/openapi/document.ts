@@ -27,6 +27,8 @@ export function declarations(): RouteConfig[] {
       out.set(key, {
         ...declaration,
         path,
+        // The name generated clients call it by, the same since the first document (getApiV1Whoami).
+        operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
         tags: declaration.tags ?? [tagOf(path)],
         // The Host rule answers before any route (docs/DECISIONS.md §2, local servers).
         responses: { ...declaration.responses, 421: { $ref: '#/components/responses/Misdirected' } },
@@ -47,7 +49,11 @@ const TAGS: Array<[RegExp, string, string]> = [
   [/^\/api\/v1\/apps\/\{app_id\}\/plans/, 'plans', "An app's pricing plans"],
   [/^\/api\/v1\/apps\/\{app_id\}\/keys/, 'keys', "An app's API keys"],
   [/^\/api\/v1\/apps\/\{app_id\}\/(payouts|payments)/, 'money', 'Payment accounts and charges'],
-  [/^\/api\/v1\/apps\/\{app_id\}\/(deliveries|logs|webhooks)/, 'records', 'Deliveries, the relay and the request log'],
+  [
+    /^\/api\/v1\/apps\/\{app_id\}\/(deliveries|logs|webhooks)/,
+    'records',
+    'Deliveries, the relay and the request log',
+  ],
   [/^\/api\/v1\/(apps\/\{app_id\}\/preview-links|console)/, 'console', 'Console and preview links'],
   [/^\/api\/v1\/apps/, 'apps', 'Apps and their secrets'],
   [/^\/api\/v1\/simulator/, 'simulator', 'Test users, events, the business clock and access checks'],
@@ -60,7 +66,8 @@ const webhook = (event: (typeof EVENT_NAMES)[number]) => ({
   post: {
     operationId: `webhook${event.replace(/(^|\.)(\w)/g, (_, _d: string, c: string) => c.toUpperCase())}`,
     summary: `The ${event} delivery to the app's webhook URL`,
-    description: 'Signed with the app\'s webhook secret (X-Marketplace-Signature), not authenticated otherwise.',
+    description:
+      "Signed with the app's webhook secret (X-Marketplace-Signature), not authenticated otherwise.",
     security: [],
     parameters: [HEADER.signature, HEADER.delivery, HEADER.event].map((name) => ({
       name,

@@ -20,7 +20,6 @@ const OpenApiDocument = z
 const document = createRoute({
   method: 'get',
   path: '/api/v1/openapi.json',
-  operationId: 'getOpenApiDocument',
   summary: 'This document (made from the route declarations on the first request)',
   security: PUBLIC,
   responses: { 200: openJson('This document', OpenApiDocument) },

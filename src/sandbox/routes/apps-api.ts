@@ -37,7 +37,6 @@ const routes = {
   list: createRoute({
     method: 'get',
     path: '/apps',
-    operationId: 'listApps',
     summary: 'Apps: with a key, its one app; with a developer token, every app the developer owns',
     security: API_SECURITY,
     request: { query: LIST_QUERY },
@@ -46,7 +45,6 @@ const routes = {
   create: createRoute({
     method: 'post',
     path: '/apps',
-    operationId: 'createApp',
     summary: 'Creates an app for the developer (a key is refused); the answer carries the client secret once',
     security: API_SECURITY,
     request: { query: NO_QUERY, body: appBody(createFields) },
@@ -58,7 +56,6 @@ const routes = {
   get: createRoute({
     method: 'get',
     path: '/apps/{app_id}',
-    operationId: 'getApp',
     summary: 'An app',
     security: API_SECURITY,
     request: appPath,
@@ -67,7 +64,6 @@ const routes = {
   update: createRoute({
     method: 'patch',
     path: '/apps/{app_id}',
-    operationId: 'updateApp',
     summary: 'Changes name, redirect URIs, webhook and embed URLs (at least one)',
     security: API_SECURITY,
     request: {
@@ -93,7 +89,6 @@ const routes = {
   remove: createRoute({
     method: 'delete',
     path: '/apps/{app_id}',
-    operationId: 'deleteApp',
     summary: 'Deletes the app with its plans, keys, test users and tokens; its streams close',
     security: API_SECURITY,
     request: appPath,
@@ -102,7 +97,6 @@ const routes = {
   rotateClientSecret: createRoute({
     method: 'post',
     path: '/apps/{app_id}/client-secret',
-    operationId: 'rotateClientSecret',
     summary: "Rotates the client secret and shows it once; the app's streams close",
     security: API_SECURITY,
     request: { ...appPath, body: EMPTY },
@@ -111,7 +105,6 @@ const routes = {
   getWebhookSecret: createRoute({
     method: 'get',
     path: '/apps/{app_id}/webhook-secret',
-    operationId: 'getWebhookSecret',
     summary: 'The webhook signing secret',
     security: API_SECURITY,
     request: appPath,
@@ -123,7 +116,6 @@ const routes = {
   rotateWebhookSecret: createRoute({
     method: 'post',
     path: '/apps/{app_id}/webhook-secret',
-    operationId: 'rotateWebhookSecret',
     summary: "Rotates the signing secret at once; the app's relay streams close, so that listeners reconnect",
     security: API_SECURITY,
     request: { ...appPath, body: EMPTY },

@@ -110,7 +110,6 @@ function PickUserPage(props: { app: AppRecord; users: UserRecord[]; pass: string
 const home = createRoute({
   method: 'get',
   path: '/',
-  operationId: 'home',
   summary: 'The sandbox home page',
   security: PUBLIC,
   responses: { 200: pageAnswer('The sandbox home page') },
@@ -119,7 +118,6 @@ const home = createRoute({
 const dashboard = createRoute({
   method: 'get',
   path: '/dashboard/apps/{app_id}',
-  operationId: 'dashboardApp',
   summary: "The marketplace dashboard with the app's embedded page (a preview link's holder only)",
   security: PUBLIC,
   request: {
@@ -138,7 +136,6 @@ const dashboard = createRoute({
 const avatar = createRoute({
   method: 'get',
   path: '/avatars/{file}',
-  operationId: 'avatar',
   summary: "A user's avatar",
   security: PUBLIC,
   request: { params: z.strictObject({ file: z.string().regex(/^usr_[A-Za-z0-9_-]{1,60}\.svg$/) }) },

@@ -12,7 +12,6 @@ import { Entitlement, Profile, recordId } from '../shapes.js';
 const whoami = createRoute({
   method: 'get',
   path: '/whoami',
-  operationId: 'getWhoami',
   summary: "The token's user, or the developer who owns the key's app",
   security: API_SECURITY,
   request: { query: NO_QUERY },
@@ -22,7 +21,6 @@ const whoami = createRoute({
 const entitlements = createRoute({
   method: 'get',
   path: '/entitlements',
-  operationId: 'getEntitlements',
   summary: "A user's entitlement: a token needs no parameters, an API key names the user",
   security: API_SECURITY,
   request: {

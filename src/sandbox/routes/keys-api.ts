@@ -18,7 +18,6 @@ const routes = {
   list: createRoute({
     method: 'get',
     path: '/apps/{app_id}/keys',
-    operationId: 'listKeys',
     summary: "The app's API keys (never their secret)",
     security: API_SECURITY,
     request: { params: appPath, query: LIST_QUERY },
@@ -27,7 +26,6 @@ const routes = {
   create: createRoute({
     method: 'post',
     path: '/apps/{app_id}/keys',
-    operationId: 'createKey',
     summary: 'Creates a key; the answer carries its secret once',
     security: API_SECURITY,
     request: {
@@ -46,7 +44,6 @@ const routes = {
   remove: createRoute({
     method: 'delete',
     path: '/apps/{app_id}/keys/{key_id}',
-    operationId: 'deleteKey',
     summary: 'Revokes the key: it stops working at once and its streams close',
     security: API_SECURITY,
     request: {

@@ -55,7 +55,6 @@ export const lifeRoutes = {
   clock: createRoute({
     method: 'get',
     path: '/simulator/clock',
-    operationId: 'getClock',
     summary: 'Business time',
     security: API_SECURITY,
     request: { query: NO_QUERY },
@@ -64,7 +63,6 @@ export const lifeRoutes = {
   advance: createRoute({
     method: 'post',
     path: '/simulator/clock',
-    operationId: 'advanceClock',
     summary:
       'Moves business time forward (either `advance_s` or `to`); every transition on the way happens and is listed',
     security: API_SECURITY,
@@ -84,7 +82,6 @@ export const lifeRoutes = {
   listUsers: createRoute({
     method: 'get',
     path: '/simulator/users',
-    operationId: 'listTestUsers',
     summary: "The app's test users",
     security: API_SECURITY,
     request: { query: z.strictObject({ app_id: z.string(), limit: limitParam, cursor: cursorParam }) },
@@ -93,7 +90,6 @@ export const lifeRoutes = {
   getUser: createRoute({
     method: 'get',
     path: '/simulator/users/{user_id}',
-    operationId: 'getTestUser',
     summary: 'A test user',
     security: API_SECURITY,
     request: { params: userPath, query: z.strictObject({ app_id: z.string() }) },
@@ -102,7 +98,6 @@ export const lifeRoutes = {
   createUser: createRoute({
     method: 'post',
     path: '/simulator/users',
-    operationId: 'createTestUser',
     summary: 'A test user, subscribed by the subscribe transition (a trial or a charge)',
     security: API_SECURITY,
     request: {
@@ -124,7 +119,6 @@ export const lifeRoutes = {
   updateUser: createRoute({
     method: 'patch',
     path: '/simulator/users/{user_id}',
-    operationId: 'updateTestUser',
     summary: 'Payment behaviour, a plan change, a forced status (edge cases), in that order',
     security: API_SECURITY,
     request: {
@@ -146,7 +140,6 @@ export const lifeRoutes = {
   cancelUser: createRoute({
     method: 'post',
     path: '/simulator/users/{user_id}/cancel',
-    operationId: 'cancelTestUser',
     summary: "Cancels the test user's subscription",
     security: API_SECURITY,
     request: { params: userPath, query: NO_QUERY, body: appOnly },
@@ -155,7 +148,6 @@ export const lifeRoutes = {
   revokeUser: createRoute({
     method: 'post',
     path: '/simulator/users/{user_id}/revoke',
-    operationId: 'revokeTestUser',
     summary: 'The user removes the app: every token dies, relay streams close, user.revoked is sent',
     security: API_SECURITY,
     request: { params: userPath, query: NO_QUERY, body: appOnly },
@@ -175,7 +167,6 @@ export const lifeRoutes = {
   events: createRoute({
     method: 'post',
     path: '/simulator/events',
-    operationId: 'sendEvent',
     summary: 'Enacts the event (or, `synthetic`, sends it as given); answered after the first attempt',
     security: API_SECURITY,
     request: {
@@ -197,7 +188,6 @@ export const lifeRoutes = {
   check: createRoute({
     method: 'post',
     path: '/simulator/entitlement-checks',
-    operationId: 'checkEntitlement',
     summary: 'The one access rule at business time, with the entitlement it read',
     security: API_SECURITY,
     request: {

@@ -14,7 +14,6 @@ const routes = {
   payouts: createRoute({
     method: 'get',
     path: '/apps/{app_id}/payouts',
-    operationId: 'getPayouts',
     summary: "The app's payment account",
     security: API_SECURITY,
     request: { params: appPath, query: NO_QUERY },
@@ -34,7 +33,6 @@ const routes = {
   link: createRoute({
     method: 'post',
     path: '/apps/{app_id}/payouts/link',
-    operationId: 'createPayoutsLink',
     summary: "The URL of the simulated processor's connect page (single use, 10 minutes)",
     security: API_SECURITY,
     request: {
@@ -47,7 +45,6 @@ const routes = {
   payments: createRoute({
     method: 'get',
     path: '/apps/{app_id}/payments',
-    operationId: 'listPayments',
     summary: 'Every charge, oldest first',
     security: API_SECURITY,
     request: {

@@ -20,7 +20,6 @@ const linkPath = z.strictObject({ link_id: z.string() });
 const connectPage = createRoute({
   method: 'get',
   path: '/payouts/connect/{link_id}',
-  operationId: 'payoutsConnectPage',
   summary: "The simulated processor's connect page",
   security: PUBLIC,
   request: { params: linkPath },
@@ -30,7 +29,6 @@ const connectPage = createRoute({
 const connectDecision = createRoute({
   method: 'post',
   path: '/payouts/connect/{link_id}',
-  operationId: 'payoutsConnectDecision',
   summary: 'The decision on the connect page (a form of this sandbox only); the link is spent',
   security: PUBLIC,
   request: {

@@ -52,7 +52,6 @@ const routes = {
   list: createRoute({
     method: 'get',
     path: '/apps/{app_id}/plans',
-    operationId: 'listPlans',
     summary: "The app's plans",
     security: API_SECURITY,
     request: { params: appPath, query: LIST_QUERY },
@@ -61,7 +60,6 @@ const routes = {
   create: createRoute({
     method: 'post',
     path: '/apps/{app_id}/plans',
-    operationId: 'createPlan',
     summary: 'Creates a plan (409 when the id is taken)',
     security: API_SECURITY,
     request: {
@@ -84,7 +82,6 @@ const routes = {
   get: createRoute({
     method: 'get',
     path: '/apps/{app_id}/plans/{plan_id}',
-    operationId: 'getPlan',
     summary: 'A plan',
     security: API_SECURITY,
     request: { params: planPath, query: NO_QUERY },
@@ -93,7 +90,6 @@ const routes = {
   update: createRoute({
     method: 'patch',
     path: '/apps/{app_id}/plans/{plan_id}',
-    operationId: 'updatePlan',
     summary: 'Changes everything but `id` and `kind` (at least one field)',
     security: API_SECURITY,
     request: {
@@ -117,7 +113,6 @@ const routes = {
   remove: createRoute({
     method: 'delete',
     path: '/apps/{app_id}/plans/{plan_id}',
-    operationId: 'deletePlan',
     summary: 'Deletes the plan (204), or archives it when it has subscribers (200)',
     security: API_SECURITY,
     request: { params: planPath, query: NO_QUERY },

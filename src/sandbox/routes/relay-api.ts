@@ -14,7 +14,6 @@ const sequence = z.string().regex(/^\s*\d{0,15}\s*$/, 'must be a delivery sequen
 const stream = createRoute({
   method: 'get',
   path: '/apps/{app_id}/webhooks/stream',
-  operationId: 'streamDeliveries',
   summary: 'The relay: every signed delivery of the app as Server-Sent Events, resuming after Last-Event-ID',
   security: API_SECURITY,
   request: {

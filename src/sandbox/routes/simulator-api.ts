@@ -25,7 +25,6 @@ export const APP_SCOPES: readonly Scope[] = ['identity:read', 'entitlements:read
 const authorize = createRoute({
   method: 'post',
   path: '/simulator/authorize',
-  operationId: 'authorizeTestUser',
   summary:
     "A token for a test user without a browser; emits user.authorized. Never for the app's owner and never apps:write",
   security: API_SECURITY,

@@ -165,7 +165,6 @@ async function submitConsent(core: SandboxCore, req: IncomingMessage): Promise<s
 const consentPageRoute = createRoute({
   method: 'get',
   path: '/oauth/authorize',
-  operationId: 'authorize',
   summary: 'The consent page (Authorization Code with PKCE; RFC 6749 §4.1.1, RFC 7636)',
   security: PUBLIC,
   request: {
@@ -191,7 +190,6 @@ const consentPageRoute = createRoute({
 const consentDecision = createRoute({
   method: 'post',
   path: '/oauth/authorize',
-  operationId: 'authorizeDecision',
   summary: 'The decision on the consent page (a form of this sandbox only)',
   security: PUBLIC,
   request: {

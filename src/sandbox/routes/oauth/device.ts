@@ -226,7 +226,6 @@ const DeviceRequest = z
 const deviceAuthorization = createRoute({
   method: 'post',
   path: '/api/oauth/device_authorization',
-  operationId: 'deviceAuthorization',
   summary: 'A device code and the code the person types (RFC 8628 §3.1–3.2)',
   security: CLIENT_SECURITY,
   request: {
@@ -264,7 +263,6 @@ const deviceAuthorization = createRoute({
 const devicePage = createRoute({
   method: 'get',
   path: '/oauth/device',
-  operationId: 'devicePage',
   summary: 'The device verification page: the person types the code shown on the device',
   security: PUBLIC,
   request: { query: z.object({ user_code: z.string().optional() }) },
@@ -274,7 +272,6 @@ const devicePage = createRoute({
 const deviceDecision = createRoute({
   method: 'post',
   path: '/oauth/device',
-  operationId: 'deviceDecision',
   summary: 'The decision on the verification page (a form of this sandbox only)',
   security: PUBLIC,
   request: {

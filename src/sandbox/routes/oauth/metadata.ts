@@ -23,7 +23,6 @@ const Metadata = z
 const metadata = createRoute({
   method: 'get',
   path: '/.well-known/oauth-authorization-server',
-  operationId: 'getAuthorizationServerMetadata',
   summary: 'RFC 8414 authorization server metadata',
   security: PUBLIC,
   responses: { 200: openJson('RFC 8414 metadata', Metadata) },

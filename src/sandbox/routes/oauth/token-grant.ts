@@ -34,11 +34,10 @@ const TokenRequest = z
   .meta({ id: 'TokenRequest' });
 
 /** The token endpoint at one of its two paths. */
-const tokenRoute = <P extends string>(path: P, operationId: string) =>
+const tokenRoute = <P extends string>(path: P) =>
   createRoute({
     method: 'post',
     path,
-    operationId,
     summary: 'Tokens for a code, a refresh token or a device code (RFC 6749 §4.1.3, §6; RFC 8628 §3.4)',
     security: CLIENT_SECURITY,
     request: {
@@ -59,10 +58,7 @@ const tokenRoute = <P extends string>(path: P, operationId: string) =>
     },
   });
 
-const ROUTES = [
-  tokenRoute('/api/oauth/token', 'token'),
-  tokenRoute('/api/v1/oauth/token', 'tokenUnderApiV1'),
-] as const;
+const ROUTES = [tokenRoute('/api/oauth/token'), tokenRoute('/api/v1/oauth/token')] as const;
 
 /** The token endpoint: answered once the tokens are on disk; its failures in RFC 6749 §5.2 form. */
 async function tokenEndpoint(c: DeclaredContext<(typeof ROUTES)[number]>) {
