@@ -222,3 +222,6 @@ export const ENVELOPES = Object.fromEntries(
     return [event, z.strictObject({ event: z.literal(event), timestamp: stamp, data: z.strictObject(data) })];
   }),
 ) as unknown as Record<(typeof EVENT_NAMES)[number], z.ZodType>;
+
+/** A `scope` parameter: one or more known scopes, separated by a space. */
+export const SCOPE_LIST = `^(${SCOPES.join('|')})( (${SCOPES.join('|')}))*$`;

@@ -14,6 +14,7 @@ const OpenApiDocument = z
     paths: z.record(z.string(), z.unknown()),
     webhooks: z.record(z.string(), z.unknown()),
     components: z.record(z.string(), z.unknown()),
+    tags: z.array(z.strictObject({ name: z.string(), description: z.string() })),
   })
   .meta({ description: 'An OpenAPI 3.1 document' });
 

@@ -9,7 +9,7 @@ import { API_SECURITY, apiErrors, apiStream } from '../http/responses.js';
 import { recordId } from '../shapes.js';
 import { credentialOf } from '../streams.js';
 
-const sequence = z.string().regex(/^\s*\d{0,15}\s*$/, 'must be a delivery sequence number');
+const sequence = z.string().regex(/^(\s*\d{1,15}\s*)?$/, 'must be a delivery sequence number');
 
 const stream = createRoute({
   method: 'get',

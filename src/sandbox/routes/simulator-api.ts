@@ -12,7 +12,7 @@ import { SCOPES, type AppRecord, type Scope } from '../storage/records.js';
 
 const userId = text(64, /^usr_[A-Za-z0-9]+$/);
 const appId = text(64, /^app_[A-Za-z0-9]+$/);
-const scopeList = z.array(z.enum(SCOPES)).max(SCOPES.length);
+const scopeList = z.array(z.enum(SCOPES)).min(1, 'must not be empty').max(SCOPES.length);
 /** Checks the caller may use the simulator on app `id` (test mode, its own app). */
 function simulatorApp(c: RouteContext, id: string): AppRecord {
   requireTestMode(c.get('principal'));

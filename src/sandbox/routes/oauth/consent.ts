@@ -6,6 +6,7 @@ import type { SandboxEnv } from '../../http/env.js';
 import { z } from 'zod';
 import { createRoute, openapi } from '../../http/declare.js';
 import { pageAnswer, pageErrors, PUBLIC, redirectAnswer } from '../../http/responses.js';
+import { SCOPE_LIST } from '../../shapes.js';
 import { sameOriginForm } from '../../http/guards.js';
 import { page } from '../../http/layout.js';
 import { pageError, SandboxApiError } from '../../http/problem.js';
@@ -169,12 +170,12 @@ const consentPageRoute = createRoute({
   security: PUBLIC,
   request: {
     query: z.object({
-      client_id: z.string(),
+      client_id: z.string().regex(/^cid_[A-Za-z0-9_-]{1,60}$/),
       redirect_uri: z.string(),
       response_type: z.literal('code'),
       scope: z
         .string()
-        .meta({ description: 'Space-separated scopes (identity:read when absent)' })
+        .meta({ description: 'Space-separated scopes (identity:read when absent)', pattern: SCOPE_LIST })
         .optional(),
       state: z.string().max(512).optional(),
       code_challenge: z

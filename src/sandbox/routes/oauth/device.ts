@@ -17,6 +17,7 @@ import { page } from '../../http/layout.js';
 import { NO_STORE, noStoreError, oauthError, pageError, SandboxApiError } from '../../http/problem.js';
 import { randomId, secretsEqual } from '../../ids.js';
 import { issueTokens, type TokenResponse } from '../../model.js';
+import { SCOPE_LIST } from '../../shapes.js';
 import { SCOPES, type AppRecord, type Scope } from '../../storage/records.js';
 import { authenticateClient } from './client-auth.js';
 import { chosenUser, orderedUsers, readForm } from './consent.js';
@@ -217,9 +218,12 @@ async function submitDevice(core: SandboxCore, form: URLSearchParams): Promise<'
 /** RFC 8628 §3.1: the client and the scopes; parameters it does not know are ignored. */
 const DeviceRequest = z
   .looseObject({
-    client_id: z.string().min(1).optional(),
+    client_id: z.string().min(1),
     client_secret: z.string().min(1).optional(),
-    scope: z.string().meta({ description: 'Space-separated scopes (identity:read when absent)' }).optional(),
+    scope: z
+      .string()
+      .meta({ description: 'Space-separated scopes (identity:read when absent)', pattern: SCOPE_LIST })
+      .optional(),
   })
   .meta({ id: 'DeviceAuthorizationRequest' });
 
