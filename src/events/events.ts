@@ -19,7 +19,7 @@ export interface DeliveryAttempt {
 export interface EventDelivery {
   id: string;
   event: string;
-  state: 'pending' | 'succeeded' | 'failed' | string;
+  state: 'pending' | 'succeeded' | 'failed' | 'not_sent' | string;
   created_at: string;
   url?: string | null;
   /** Every attempt, oldest first (in `get` and `resend`; a listing gives `last_attempt`). */
@@ -27,13 +27,50 @@ export interface EventDelivery {
   attempt_count?: number;
   last_attempt?: Omit<DeliveryAttempt, 'response_excerpt'> | null;
   next_attempt_at?: string | null;
+  /**
+   * For a delivery not sent to a URL (`not_sent`: the app had no webhook URL), what this machine's
+   * `mkt webhooks listen` journal says of it, or null when it holds nothing of it (added by mkt).
+   */
+  relay?: RelayOutcome | null;
   [field: string]: unknown;
 }
 
-/** The states a delivery can be in (docs/PROTOCOL.md, deliveries). */
-export const DELIVERY_STATES = ['pending', 'succeeded', 'failed'] as const;
+/** What `mkt webhooks listen` recorded of a relayed delivery: its status and the handler's answer. */
+export interface RelayOutcome {
+  status: string;
+  response_status: number | null;
+  at: string;
+}
 
-type EventDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'session'>;
+/** The states a delivery can be in (docs/PROTOCOL.md, deliveries). */
+export const DELIVERY_STATES = ['pending', 'succeeded', 'failed', 'not_sent'] as const;
+
+type EventDeps = Pick<Deps, 'api' | 'config' | 'profile' | 'session' | 'env'>;
+
+/**
+ * Adds to each `not_sent` delivery (the app had no webhook URL: it went only over the relay) what
+ * this machine's `mkt webhooks listen` journal of the app says of it. A journal that cannot be read
+ * adds nothing: the marketplace's record stands on its own.
+ */
+async function withRelayOutcome(
+  deps: EventDeps,
+  app: string,
+  deliveries: EventDelivery[],
+): Promise<EventDelivery[]> {
+  if (!deliveries.some((d) => d.state === 'not_sent')) return deliveries;
+  let byId = new Map<string, RelayOutcome>();
+  try {
+    const { journalDir, readJournal, summarize } = await import('../webhooks/journal.js');
+    const { dataDir } = await import('../platform/paths.js');
+    const rows = summarize(await readJournal(journalDir(dataDir(deps.env), app)));
+    byId = new Map(
+      rows.map((r) => [r.id, { status: r.status, response_status: r.response_status, at: r.updated_at }]),
+    );
+  } catch {
+    // No journal here (listen never ran on this machine, or elsewhere): nothing to add.
+  }
+  return deliveries.map((d) => (d.state === 'not_sent' ? { ...d, relay: byId.get(d.id) ?? null } : d));
+}
 
 const deliveriesPath = (app: string) => `/apps/${encodeURIComponent(app)}/deliveries`;
 
@@ -73,14 +110,16 @@ export async function listEvents(
     if (Array.isArray(data) || !data?.has_more || !data.next_cursor || page.length === 0) break;
     cursor = data.next_cursor;
   }
-  return items.slice(0, input.limit);
+  return withRelayOutcome(deps, app, items.slice(0, input.limit));
 }
 
 /** One delivery with every attempt. */
 export async function getEvent(deps: EventDeps, input: { app?: string; id: string }): Promise<EventDelivery> {
   const id = checkDeliveryId(input.id);
   const app = await resolveAppId(deps, input);
-  return (await deps.api.get<EventDelivery>(`${deliveriesPath(app)}/${encodeURIComponent(id)}`)).data;
+  const delivery = (await deps.api.get<EventDelivery>(`${deliveriesPath(app)}/${encodeURIComponent(id)}`))
+    .data;
+  return (await withRelayOutcome(deps, app, [delivery]))[0]!;
 }
 
 /**

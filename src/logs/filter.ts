@@ -6,6 +6,8 @@ export interface RequestLogEntry {
   at: string;
   method: string;
   path: string;
+  /** The path's parameters that are well-formed ids, by name (a sandbox of this version on). */
+  params?: Record<string, string>;
   status: number;
   latency_ms: number;
   credential?: { kind: string; id: string } | null;

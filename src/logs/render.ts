@@ -8,6 +8,12 @@ const printable = (value: unknown): string =>
 import type { RequestLogEntry } from './filter.js';
 import type { TailEvent } from './tail.js';
 
+/** `plan_id=pro-monthly app_id=app_1`: the request's path parameters as the log kept them. */
+const paramWords = (params: Record<string, unknown>): string =>
+  Object.entries(params)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(' ');
+
 /** Green for 2xx and 3xx, yellow for 4xx, red for 5xx (only on a colour terminal). */
 function statusColour(status: number): Style {
   return status >= 500 ? 'red' : status >= 400 ? 'yellow' : 'green';
@@ -21,7 +27,7 @@ export function logLine(out: Output, e: RequestLogEntry): string {
     printable(e.at),
     out.paint(statusColour(status), printable(e.status)),
     printable(e.method).padEnd(6),
-    printable(e.path),
+    printable(e.params && Object.keys(e.params).length > 0 ? `${e.path} ${paramWords(e.params)}` : e.path),
     `${printable(e.latency_ms)} ms`,
     credential,
     e.user_id ? printable(e.user_id) : '-',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EVENT_NAMES } from '../wire.js';
 import { PAYMENT_BEHAVIOURS } from './billing/records.js';
+import { DELIVERY_STATES } from './console/delivery-records.js';
 import { PLAN_KINDS, SCOPES, STATUSES } from './storage/records.js';
 
 // The records the API answers with, as zod schemas: the route declarations name them for each
@@ -164,7 +165,6 @@ export const Payment = z
   })
   .meta({ id: 'Payment' });
 
-const DELIVERY_STATES = ['pending', 'succeeded', 'failed'] as const;
 export const Attempt = z
   .strictObject({
     at: stamp,
@@ -198,6 +198,9 @@ export const LogEntry = z
     at: stamp,
     method: z.string(),
     path: z.string(),
+    params: z
+      .record(z.string(), z.string())
+      .describe("The path's parameters that have the shape of an id (a plan's id, a user's)"),
     status: z.int(),
     latency_ms: z.number().min(0),
     credential: z.strictObject({ kind: z.enum(['test_key', 'live_key', 'token']), id: z.string() }),

@@ -134,11 +134,50 @@ describe('a fixtures file', () => {
   });
 
   it('gives the same ids and the same answers on two runs, and other ids from another file', async () => {
-    const first = await answers(await start(FILE));
-    const second = await answers(await start(FILE));
-    expect(second).toEqual(first);
+    // The live key is a secret the file leaves out: drawn with each folder's own salt (below).
+    const first = (await answers(await start(FILE))) as { seed: { live_key: string; app: { id: string } } };
+    const second = (await answers(await start(FILE))) as { seed: { live_key: string } };
+    expect(second.seed.live_key).not.toBe(first.seed.live_key);
+    const scrub = (x: { seed: { live_key: string } }) =>
+      JSON.parse(
+        JSON.stringify(x)
+          .replaceAll(x.seed.live_key, 'LIVE')
+          .replaceAll(`"${x.seed.live_key.slice(-4)}"`, '"LAST4"'),
+      );
+    expect(scrub(second)).toEqual(scrub(first));
     const other = await start(FILE.replace('"Invoices"', '"Invoices 2"'), 'digest-2');
     expect(other.seed.app.id).not.toBe((first as { seed: { app: { id: string } } }).seed.app.id);
+  });
+
+  it('draws the secrets it leaves out from the file and the folder, never from the file alone', async () => {
+    const bare = JSON.stringify({
+      apps: [
+        {
+          name: 'Bare',
+          users: [{ id: 'usr_a', plan: 'free' }],
+          plans: [{ id: 'free', name: 'Free', kind: 'free' }],
+          grants: [{ user: 'usr_a', scopes: ['identity:read'] }],
+        },
+      ],
+    });
+    const secrets = (sb: Sandbox) => [
+      sb.seed.app.client_secret,
+      sb.seed.app.webhook_secret,
+      sb.seed.test_key,
+      sb.seed.live_key,
+    ];
+    const a = await start(bare);
+    const b = await start(bare);
+    // The same ids from the same file…
+    expect(b.seed.app.id).toBe(a.seed.app.id);
+    expect(b.seed.app.client_id).toBe(a.seed.app.client_id);
+    // …but none of the secrets: each folder has its own salt.
+    const [sa, sb2] = [secrets(a), secrets(b)];
+    for (let i = 0; i < sa.length; i++) expect(sb2[i]).not.toBe(sa[i]);
+    // A secret the file states is kept as it is.
+    const fixed = await start(FILE);
+    expect(fixed.seed.app.client_secret).toBe('cs_fixed_client_secret_0001');
+    expect(fixed.seed.test_key).toBe('test_fixed_key_for_the_suite_01');
   });
 
   it('is written back by export, and the export replays to the same answers', async () => {
@@ -199,5 +238,64 @@ describe('a fixtures file', () => {
       'f.json:6: field "apps[0].colour" is not a fixtures field.',
     );
     expect(refusal('{\n  "apps": [\n    {"name": "A",}\n  ]\n}')).toMatch(/^f\.json:3: is not valid JSON/);
+  });
+
+  it('is checked by the rules the API applies: URLs, scopes, one grant per token, the clock, depth', () => {
+    const refusal = (text: string) => {
+      try {
+        parseFixtures(text, 'f.json');
+        return 'accepted';
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    const withApp = (extra: string) => FILE.replace('"name": "Invoices",', `"name": "Invoices", ${extra},`);
+    for (const bad of ['javascript:alert(1)', 'file:///etc/passwd', 'data:text/html,<b>x</b>']) {
+      expect(refusal(withApp(`"webhook_url": ${JSON.stringify(bad)}`))).toBe(
+        'f.json:6: field "apps[0].webhook_url" must be an http or https URL.',
+      );
+      expect(refusal(withApp(`"redirect_uris": [${JSON.stringify(bad)}]`))).toBe(
+        'f.json:6: field "apps[0].redirect_uris[0]" must be an http or https URL.',
+      );
+    }
+    expect(refusal(withApp('"embed_url": "http://embed.example/"'))).toBe(
+      'f.json:6: field "apps[0].embed_url" must use https unless it is a loopback address.',
+    );
+    // A test user never holds the developer's scope; the developer may.
+    expect(
+      refusal(FILE.replace('"scopes": ["identity:read", "entitlements:read"]', '"scopes": ["apps:write"]')),
+    ).toBe(
+      'f.json:24: field "apps[0].grants[0].scopes" gives a test user "apps:write", which is the developer\'s own; a test user has only identity:read and entitlements:read.',
+    );
+    expect(
+      refusal(
+        FILE.replace(
+          '"user": "usr_trial", "scopes": ["identity:read", "entitlements:read"]',
+          '"user": "usr_dev1", "scopes": ["apps:write"]',
+        ),
+      ),
+    ).toBe('accepted');
+    // One access token in two grants.
+    const twice = FILE.replace(
+      '"access_token": "at_fixed_access_token_0001" }]',
+      '"access_token": "at_fixed_access_token_0001" }, { "user": "usr_annual", "scopes": ["identity:read"], "access_token": "at_fixed_access_token_0001" }]',
+    );
+    expect(refusal(twice)).toBe(
+      'f.json:24: field "apps[0].grants[1].access_token" repeats "at_fixed_access_token_0001".',
+    );
+    // The clock: a real time, from 1970, at most 100 years ahead.
+    expect(refusal(FILE.replace('2026-03-01T09:00:00Z', '0000-01-01T00:00:00Z'))).toMatch(
+      /^f\.json:2: field "clock" must be a real ISO 8601 time/,
+    );
+    expect(refusal(FILE.replace('2026-03-01T09:00:00Z', '1969-12-31T00:00:00Z'))).toMatch(
+      /^f\.json:2: field "clock" must be from 1970-01-01 to at most 100 years ahead of real time/,
+    );
+    const far = `${new Date().getUTCFullYear() + 101}-01-01T00:00:00Z`;
+    expect(refusal(FILE.replace('2026-03-01T09:00:00Z', far))).toMatch(
+      /^f\.json:2: field "clock" must be from 1970/,
+    );
+    // 200,000 levels: a clear refusal with the line, not a stack overflow.
+    const deep = `{"apps": [{"name": "A", "plans": ${'['.repeat(200_000)}${']'.repeat(200_000)}}]}`;
+    expect(refusal(deep)).toBe('f.json:1: nests deeper than 64 levels; a fixtures file needs 6.');
   });
 });

@@ -16,7 +16,7 @@ export default class EventsList extends BaseCommand<typeof EventsList> {
     event: Flags.string({ description: 'only this event (e.g. subscription.created)' }),
     state: Flags.string({
       description: 'only deliveries in this state',
-      options: ['pending', 'succeeded', 'failed'],
+      options: ['pending', 'succeeded', 'failed', 'not_sent'],
     }),
     limit: Flags.integer({ description: 'the newest N', default: 50, min: 1, max: 10_000 }),
   };

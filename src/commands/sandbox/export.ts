@@ -1,13 +1,12 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { flags } from '../../flags.js';
-import { MktError } from '../../errors.js';
 import { sandboxFolder } from '../../platform/paths.js';
 
 export default class SandboxExport extends BaseCommand<typeof SandboxExport> {
   static summary = "Write a sandbox's state as a fixtures file, to replay with --seed.";
   static description =
-    'The developer, apps (with their secrets), plans, keys, test users (plan, status, payment behaviour, trial left, usage), live grants and business time of a stopped sandbox, as JSON that `mkt sandbox start --seed` and `mkt sandbox exec --seed` read back with the same ids. History (deliveries, charges, spent tokens) is not part of it. The file holds secrets: it is written 0600.';
+    'The developer, apps (with their secrets), plans, keys, test users (plan, status, payment behaviour, trial left, usage), live grants and business time of a sandbox (running: from a consistent snapshot of its database; or stopped), as JSON that `mkt sandbox start --seed` and `mkt sandbox exec --seed` read back with the same ids. History (deliveries, charges, spent tokens) is not part of it. The file holds secrets: it is written 0600.';
   static examples = [
     '<%= config.bin %> sandbox export --data-dir .sandbox --output fixtures.json',
     '<%= config.bin %> sandbox exec --seed fixtures.json -- npm test',
@@ -20,27 +19,8 @@ export default class SandboxExport extends BaseCommand<typeof SandboxExport> {
   async run() {
     const deps = await this.deps();
     const folder = sandboxFolder(deps.env, this.flags['data-dir']);
-    const { findRunning } = await import('../../sandbox-run/running.js');
-    if (await findRunning(folder)) {
-      throw new MktError(
-        'sandbox_running',
-        `The sandbox on ${folder} is running; stop it first to export its state.`,
-        1,
-        {
-          hints: [`mkt sandbox stop --data-dir ${folder}`],
-        },
-      );
-    }
-    const { exportFolder, FolderInUseError } = await import('../../sandbox/start-sandbox.js');
-    let fixtures;
-    try {
-      fixtures = await exportFolder(folder);
-    } catch (e) {
-      if (e instanceof FolderInUseError) throw new MktError('sandbox_running', e.message, 1);
-      if (e instanceof Error && /holds no sandbox state/.test(e.message))
-        throw new MktError('no_state', e.message, 1);
-      throw e;
-    }
+    const { exportState } = await import('../../sandbox-run/export-state.js');
+    const fixtures = await exportState(deps, { folder, output: this.flags.output });
     const text = `${JSON.stringify(fixtures, null, 2)}\n`;
     if (this.flags.output === undefined) deps.out.data(text.trimEnd());
     else {

@@ -40,6 +40,8 @@ export class Life {
   readonly clock: BusinessClock;
   private timer: NodeJS.Timeout | undefined;
   private readonly links = new Map<string, ConnectLink>();
+  /** The last advance asked for: each waits for the one before it (one at a time, in order). */
+  private advancing: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly core: SandboxCore,
@@ -102,7 +104,13 @@ export class Life {
    * in one transaction written in steps (other requests read the state before it meanwhile); checked
    * before anything is written, and all or nothing (docs/DECISIONS.md, the clock's advance).
    */
-  async advance(input: { advance_s?: number; to?: number }) {
+  advance(input: { advance_s?: number; to?: number }) {
+    const run = this.advancing.then(() => this.advanceNow(input));
+    this.advancing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async advanceNow(input: { advance_s?: number; to?: number }) {
     const transitions: Transition[] = [];
     try {
       const moved = await this.core.ledger.long((step) =>
@@ -211,60 +219,78 @@ export class Life {
       status?: SubStatus;
       email?: string;
       name?: string;
+      /** Send `subscription.created` for a free plan too (the simulator enacting that event). */
+      announce?: boolean;
     },
   ): { user: UserRecord; transition: Transition; sent: Promise<EmitResult[]> } {
-    this.catchUp();
-    const plan = this.livePlan(app, input.plan);
-    const at = this.clock.now();
-    const id = randomId('usr', 8);
-    if (input.payment_behaviour) this.store.setPaymentBehaviour(app.id, id, input.payment_behaviour);
-    const first = this.enact(() =>
-      subscribe(this.store, { plan, user_id: id, at, trial_days: input.trial_days }),
-    );
-    const user: UserRecord = {
-      id,
-      email: input.email ?? `${id}@sandbox.test`,
-      name: input.name ?? 'Test User',
-      app_id: app.id,
-      created_at: isoStamp(this.core.now()),
-    };
-    this.core.ledger.commit({ op: 'user', v: user });
-    const sends = [first.sent];
-    if (input.status !== undefined && input.status !== first.transition.to) {
-      const status = input.status;
-      sends.push(this.enact(() => forceStatus(this.store, { app_id: app.id, user_id: id, status, at })).sent);
-    }
-    return { user, transition: first.transition, sent: Promise.all(sends).then((r) => r.flat()) };
+    this.catchUp(); // what fell due stays done, whatever happens to this change
+    return this.core.ledger.atomic(() => {
+      const plan = this.livePlan(app, input.plan);
+      const at = this.clock.now();
+      const id = randomId('usr', 8);
+      if (input.payment_behaviour) this.store.setPaymentBehaviour(app.id, id, input.payment_behaviour);
+      const first = this.enact(() =>
+        subscribe(this.store, {
+          plan,
+          user_id: id,
+          at,
+          trial_days: input.trial_days,
+          announce: input.announce,
+        }),
+      );
+      const user: UserRecord = {
+        id,
+        email: input.email ?? `${id}@sandbox.test`,
+        name: input.name ?? 'Test User',
+        app_id: app.id,
+        created_at: isoStamp(this.core.now()),
+      };
+      this.core.ledger.commit({ op: 'user', v: user });
+      const sends = [first.sent];
+      if (input.status !== undefined && input.status !== first.transition.to) {
+        const status = input.status;
+        sends.push(
+          this.enact(() => forceStatus(this.store, { app_id: app.id, user_id: id, status, at })).sent,
+        );
+      }
+      return { user, transition: first.transition, sent: Promise.all(sends).then((r) => r.flat()) };
+    });
   }
 
   /** `PATCH /simulator/users/{id}`: payment behaviour, a plan change, a forced status (in that order). */
   updateUser(
     app: AppRecord,
     userId: string,
-    input: { plan?: string; payment_behaviour?: PaymentBehaviour; status?: SubStatus },
+    input: { plan?: string; payment_behaviour?: PaymentBehaviour; status?: SubStatus; announce?: boolean },
   ) {
-    this.catchUp();
-    const user = this.testUser(app, userId);
-    if (input.payment_behaviour) this.store.setPaymentBehaviour(app.id, user.id, input.payment_behaviour);
-    const at = this.clock.now();
-    const steps: Array<ReturnType<Life['enact']>> = [];
-    if (input.plan !== undefined) {
-      const plan = this.livePlan(app, input.plan);
-      steps.push(this.enact(() => changePlan(this.store, app.id, user.id, plan, at)));
-    }
-    if (input.status !== undefined) {
-      const status = input.status;
-      steps.push(this.enact(() => forceStatus(this.store, { app_id: app.id, user_id: user.id, status, at })));
-    }
-    const sent = Promise.all(steps.map((s) => s.sent)).then((r) => r.flat());
-    return { user, transitions: steps.map((s) => s.transition), sent };
+    this.catchUp(); // what fell due stays done, whatever happens to this change
+    return this.core.ledger.atomic(() => {
+      const user = this.testUser(app, userId);
+      if (input.payment_behaviour) this.store.setPaymentBehaviour(app.id, user.id, input.payment_behaviour);
+      const at = this.clock.now();
+      const steps: Array<ReturnType<Life['enact']>> = [];
+      if (input.plan !== undefined) {
+        const plan = this.livePlan(app, input.plan);
+        steps.push(this.enact(() => changePlan(this.store, app.id, user.id, plan, at, input.announce)));
+      }
+      if (input.status !== undefined) {
+        const status = input.status;
+        steps.push(
+          this.enact(() => forceStatus(this.store, { app_id: app.id, user_id: user.id, status, at })),
+        );
+      }
+      const sent = Promise.all(steps.map((s) => s.sent)).then((r) => r.flat());
+      return { user, transitions: steps.map((s) => s.transition), sent };
+    });
   }
 
   /** `POST /simulator/users/{id}/cancel`. */
   cancelUser(app: AppRecord, userId: string) {
-    this.catchUp();
-    const user = this.testUser(app, userId);
-    return { user, ...this.enact(() => cancel(this.store, app.id, user.id, this.clock.now())) };
+    this.catchUp(); // what fell due stays done, whatever happens to this change
+    return this.core.ledger.atomic(() => {
+      const user = this.testUser(app, userId);
+      return { user, ...this.enact(() => cancel(this.store, app.id, user.id, this.clock.now())) };
+    });
   }
 
   /** `POST /simulator/users/{id}/revoke`: the user removes the app; every token dies, streams close. */
@@ -272,13 +298,19 @@ export class Life {
     app: AppRecord,
     userId: string,
   ): { user: UserRecord; scopes: Scope[]; tokens: number; sent: Promise<EmitResult> } {
-    const user = this.testUser(app, userId);
-    const tokens = this.store.userTokens(app.id, user.id);
-    const scopes = this.grantedScopes(app.id, user.id);
-    // Each removal ends the streams its grant opened (src/sandbox/streams.ts).
-    for (const t of tokens) this.core.ledger.commit({ op: 'token-', token: t.token });
-    const sent = this.core.deliveries.emit(app, 'user.revoked', { user_id: user.id, app_id: app.id, scopes });
-    return { user, scopes, tokens: tokens.filter((t) => t.kind !== 'spent').length, sent };
+    return this.core.ledger.atomic(() => {
+      const user = this.testUser(app, userId);
+      const tokens = this.store.userTokens(app.id, user.id);
+      const scopes = this.grantedScopes(app.id, user.id);
+      // Each removal ends the streams its grant opened (src/sandbox/streams.ts).
+      for (const t of tokens) this.core.ledger.commit({ op: 'token-', token: t.token });
+      const sent = this.core.deliveries.emit(app, 'user.revoked', {
+        user_id: user.id,
+        app_id: app.id,
+        scopes,
+      });
+      return { user, scopes, tokens: tokens.filter((t) => t.kind !== 'spent').length, sent };
+    });
   }
 
   /** The scopes the user's tokens for the app carry (spent ones too), sorted. */

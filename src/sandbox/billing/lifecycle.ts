@@ -123,7 +123,7 @@ function startPaid(store: BillingStore, plan: BillingPlan, userId: string, at: n
  */
 export function subscribe(
   store: BillingStore,
-  input: { plan: BillingPlan; user_id: string; at: number; trial_days?: number },
+  input: { plan: BillingPlan; user_id: string; at: number; trial_days?: number; announce?: boolean },
 ): Transition {
   const { plan, at } = input;
   const prior = store.subscription(plan.app_id, input.user_id);
@@ -158,7 +158,7 @@ export function subscribe(
     sub,
     prior?.status ?? null,
     at,
-    isPaid(plan) ? [created(sub)] : [],
+    isPaid(plan) || input.announce ? [created(sub)] : [],
     payment,
   );
 }
@@ -216,10 +216,11 @@ export function changePlan(
   userId: string,
   plan: BillingPlan,
   at: number,
+  announce = false,
 ): Transition {
   const prior = store.subscription(appId, userId);
   if (!prior || prior.status === 'expired')
-    return subscribe(store, { plan, user_id: userId, at, trial_days: 0 });
+    return subscribe(store, { plan, user_id: userId, at, trial_days: 0, announce });
   if (prior.plan === plan.id) {
     throw new BillingRefusal(409, 'same_plan', `User "${userId}" is already on plan "${plan.id}".`);
   }

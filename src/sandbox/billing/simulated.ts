@@ -45,6 +45,16 @@ export function enactEvent(
   event: string,
   data: Record<string, unknown>,
 ): Enacted {
+  return core.ledger.atomic(() => enactNow(core, life, app, event, data));
+}
+
+function enactNow(
+  core: SandboxCore,
+  life: Life,
+  app: AppRecord,
+  event: string,
+  data: Record<string, unknown>,
+): Enacted {
   const allowed = ENACTED_FIELDS[event] ?? [];
   for (const key of Object.keys(data)) {
     if (key === 'cancelled_at' || key === 'reason') {
@@ -79,10 +89,11 @@ export function enactEvent(
   if (event === 'subscription.created') {
     const planId = (plan as string | undefined) ?? firstPaidPlan(life, core, app);
     if (userId === undefined) {
-      const { transition, sent } = life.createUser(app, { plan: planId });
+      // A free plan sends no event when a user subscribes; enacting the event asks for it.
+      const { transition, sent } = life.createUser(app, { plan: planId, announce: true });
       return { transition, sent };
     }
-    const { transitions, sent } = life.updateUser(app, userId, { plan: planId });
+    const { transitions, sent } = life.updateUser(app, userId, { plan: planId, announce: true });
     return { transition: transitions[0] ?? null, sent };
   }
   if (event === 'subscription.cancelled') {

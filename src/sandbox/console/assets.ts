@@ -88,7 +88,8 @@ export const CONSOLE_JS = `
     tr.appendChild(at);
     tr.appendChild(cell(e.status, 'num ' + cls));
     tr.appendChild(cell(e.method));
-    tr.appendChild(cell(e.path, 'mono'));
+    var params = Object.keys(e.params || {}).map(function (k) { return k + '=' + e.params[k]; }).join(' ');
+    tr.appendChild(cell(params ? e.path + ' ' + params : e.path, 'mono'));
     tr.appendChild(cell(e.latency_ms + ' ms', 'num'));
     tr.appendChild(cell(e.credential ? e.credential.kind + ':' + e.credential.id : '-', 'mono'));
     tr.appendChild(cell(e.user_id || '-', 'mono'));

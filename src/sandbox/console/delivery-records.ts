@@ -22,12 +22,20 @@ export interface AttemptView {
   response_excerpt?: string | null;
 }
 
+/**
+ * Where a delivery stands: being retried, answered 2xx, given up, or never sent to a URL (the app had
+ * no webhook URL: it went only to relay listeners, `mkt webhooks listen`, whose outcome is in their
+ * journal).
+ */
+export const DELIVERY_STATES = ['pending', 'succeeded', 'failed', 'not_sent'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
 /** A delivery as the API shows it (docs/PROTOCOL.md, deliveries). */
 export interface DeliveryView {
   id: string;
   app_id: string;
   event: string;
-  state: 'pending' | 'succeeded' | 'failed';
+  state: DeliveryState;
   created_at: string;
   url: string | null;
   attempt_count: number;
@@ -40,7 +48,7 @@ export interface DeliveryView {
 /** Which deliveries a listing shows, and where it continues (`cursor`: the last sequence number shown). */
 export interface DeliveryQuery {
   event?: string;
-  state?: 'pending' | 'succeeded' | 'failed';
+  state?: DeliveryState;
   limit: number;
   cursor?: number;
 }
@@ -67,9 +75,18 @@ const STATE_SQL = {
   pending: 'p.delivery_id IS NOT NULL',
   succeeded: `p.delivery_id IS NULL AND EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = d.id
     AND a.response_status BETWEEN 200 AND 299)`,
-  failed: `p.delivery_id IS NULL AND NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = d.id
+  failed: `p.delivery_id IS NULL AND EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = d.id)
+    AND NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = d.id
     AND a.response_status BETWEEN 200 AND 299)`,
+  // Never pending and never tried: the app had no webhook URL when it was made.
+  not_sent: `p.delivery_id IS NULL AND NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = d.id)`,
 } as const;
+
+function stateOf(r: Row): DeliveryState {
+  if (r.pending_url !== null) return 'pending';
+  if (Number(r.ok)) return 'succeeded';
+  return Number(r.attempt_count) === 0 ? 'not_sent' : 'failed';
+}
 
 function summary(r: Row): DeliveryView & { seq: number } {
   const pending = r.pending_url !== null;
@@ -78,7 +95,7 @@ function summary(r: Row): DeliveryView & { seq: number } {
     id: String(r.id),
     app_id: String(r.app_id),
     event: String(r.event),
-    state: pending ? 'pending' : Number(r.ok) ? 'succeeded' : 'failed',
+    state: stateOf(r),
     created_at: String(r.created_at),
     url: (r.l_url ?? r.pending_url ?? null) as string | null,
     attempt_count: Number(r.attempt_count),

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { makeRoom } from '../http/party-bound.js';
 
 /** The dashboard's query parameter that carries a preview pass. */
 export const PREVIEW_PARAM = 'preview';
 /** How long a preview pass opens an app's dashboard page (each load signs a fresh context token). */
 export const PREVIEW_PASS_TTL_MS = 60 * 60_000;
-/** Passes kept at most (the oldest are forgotten first). */
-const PASSES_KEPT = 1_000;
+/** Passes kept at most, and per app (past it, that app's oldest pass is forgotten first). */
+const PASSES_KEPT = 10_000;
+const PASSES_PER_APP = 100;
 
 /**
  * The capability that opens `/dashboard/apps/{app}` (docs/DECISIONS.md §9, "Who sees a context
@@ -21,8 +23,13 @@ export class PreviewPasses {
   /** A fresh pass for `appId`. */
   issue(appId: string): { pass: string; expiresAt: number } {
     const now = this.now();
-    for (const [p, v] of this.passes) if (v.expiresAt <= now) this.passes.delete(p);
-    if (this.passes.size >= PASSES_KEPT) this.passes.delete(this.passes.keys().next().value as string);
+    makeRoom(this.passes, appId, {
+      partyOf: (v) => v.appId,
+      gone: (v) => v.expiresAt <= now,
+      perParty: PASSES_PER_APP,
+      total: PASSES_KEPT,
+      what: 'preview passes',
+    });
     const pass = randomBytes(32).toString('base64url');
     const expiresAt = now + PREVIEW_PASS_TTL_MS;
     this.passes.set(pass, { appId, expiresAt });

@@ -1,5 +1,10 @@
 import { EVENT_NAMES } from '../../wire.js';
-import type { DeliveryQuery, DeliveryRecords } from './delivery-records.js';
+import {
+  DELIVERY_STATES,
+  type DeliveryQuery,
+  type DeliveryRecords,
+  type DeliveryState,
+} from './delivery-records.js';
 import { requestLogFilter, type RequestLog, type RequestLogRecord } from './request-log.js';
 
 /** A request the API refuses: the status, code and message of its error answer. */
@@ -34,9 +39,9 @@ export function listDeliveries(records: DeliveryRecords, appId: string, query: U
   }
   const state = query.get('state');
   if (state) {
-    if (state !== 'pending' && state !== 'succeeded' && state !== 'failed')
-      throw bad('Query parameter "state" must be pending, succeeded or failed.');
-    q.state = state;
+    if (!(DELIVERY_STATES as readonly string[]).includes(state))
+      throw bad(`Query parameter "state" must be one of ${DELIVERY_STATES.join(', ')}.`);
+    q.state = state as DeliveryState;
   }
   const cursor = query.get('cursor');
   if (cursor !== null) {

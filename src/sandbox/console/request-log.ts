@@ -9,6 +9,8 @@ export interface RequestLogRecord {
   at: string;
   method: string;
   path: string;
+  /** The path's parameters that are well-formed ids (`plan_id: "pro-monthly"`), by the route's names. */
+  params: Record<string, string>;
   status: number;
   latency_ms: number;
   credential: { kind: 'test_key' | 'live_key' | 'token'; id: string };
@@ -148,6 +150,7 @@ export function requestRecord(input: FinishedRequest): RequestLogRecord {
     at: new Date(input.startedAt).toISOString(),
     method: input.method,
     path,
+    params: path === UNMATCHED_PATH ? {} : pathParams(input.route, input.url),
     status: input.status,
     latency_ms: Math.round((input.now - input.startedAt) * 10) / 10,
     credential:
@@ -157,6 +160,38 @@ export function requestRecord(input: FinishedRequest): RequestLogRecord {
     user_id: user,
     error_code: input.errorCode ?? null,
   };
+}
+
+/** What a path parameter must look like to be kept: an id, a slug (never free text). */
+const ID_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * The values of the route's `:name` segments in the request's path, each kept only when it has the
+ * shape of an id ({@link ID_SHAPE}); never the query string.
+ */
+export function pathParams(route: string, url: string): Record<string, string> {
+  const params: Record<string, string> = {};
+  const names = route.split('/');
+  const values = url.split('?', 1)[0]!.split('/');
+  if (names.length !== values.length) return params;
+  names.forEach((name, i) => {
+    if (!name.startsWith(':')) return;
+    let value: string;
+    try {
+      value = decodeURIComponent(values[i]!);
+    } catch {
+      return;
+    }
+    if (ID_SHAPE.test(value)) params[name.slice(1)] = value;
+  });
+  return params;
+}
+
+/** The parameters as `name=value` words (empty when there are none). */
+export function paramsText(params: Record<string, string> | undefined): string {
+  return Object.entries(params ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
 }
 
 /**

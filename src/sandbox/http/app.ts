@@ -14,6 +14,7 @@ import { tokenRoutes } from '../routes/oauth/token-grant.js';
 import { plansApi } from '../routes/plans-api.js';
 import { relayApi } from '../routes/relay-api.js';
 import { simulatorApi } from '../routes/simulator-api.js';
+import { snapshotApi } from '../routes/snapshot-api.js';
 import { consoleApi } from '../console/api-room.js';
 import { openApiRoutes } from '../openapi/route.js';
 import type { SandboxEnv } from './env.js';
@@ -34,6 +35,7 @@ const API_ROOMS: ReadonlyArray<Hono<SandboxEnv>> = [
   lifeApi,
   moneyApi,
   consoleApi,
+  snapshotApi,
 ];
 
 /** Pages and OAuth endpoints that are not behind API authentication. */

@@ -12,10 +12,8 @@ const tooLarge = () =>
 /** Reads the whole body, failing with 413 past {@link MAX_REQUEST_BYTES}. */
 export function readRawBody(req: IncomingMessage): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? '0');
-  if (Number.isFinite(declared) && declared > DRAIN_LIMIT_BYTES) {
-    req.socket.destroy();
-    return Promise.reject(tooLarge());
-  }
+  // Answered before a byte is read (the front guard refuses it first; this keeps every reader safe).
+  if (Number.isFinite(declared) && declared > MAX_REQUEST_BYTES) return Promise.reject(tooLarge());
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
   // Events, not `for await`: the async iterator costs every request several promises.
   return new Promise((resolve, reject) => {

@@ -3,6 +3,7 @@ import { routePath } from 'hono/route';
 import { isLocalHost } from '../../wire/local-host.js';
 import { RATE_LIMITS } from '../../wire.js';
 import { authenticate } from './auth.js';
+import { MAX_REQUEST_BYTES } from './body.js';
 import type { SandboxCore } from '../core.js';
 import type { RouteContext, SandboxEnv } from './env.js';
 import { problemOf, SandboxApiError } from './problem.js';
@@ -24,15 +25,52 @@ function checkHost(c: RouteContext): void {
   }
 }
 
-/** A path that is not valid percent-encoding is a 400, not a 404. */
+/**
+ * A path that is not valid percent-encoding is a 400, not a 404; so is one with a dot segment (`.`,
+ * `..`, `%2e%2e`): the URL parser would resolve it into another route (`/avatars/../api/v1/…`).
+ */
 function checkPath(c: RouteContext): void {
-  // The request target as sent (`/path?query`); only a path with a `%` can be badly encoded.
+  // The request target as sent (`/path?query`), before any URL parser resolved it.
   const target = c.env.incoming.url ?? '';
   const path = target.startsWith('/') ? target.split('?', 1)[0]! : new URL(c.req.url).pathname;
+  if (!path.includes('.') && !path.includes('%')) return;
+  let parts: string[];
   try {
-    if (path.includes('%')) for (const part of path.split('/')) decodeURIComponent(part);
+    parts = path.split('/').map((part) => (part.includes('%') ? decodeURIComponent(part) : part));
   } catch {
     throw new SandboxApiError(400, 'invalid_request', 'The path is not valid percent-encoding.');
+  }
+  if (parts.some((part) => part === '.' || part === '..')) {
+    throw new SandboxApiError(400, 'invalid_request', 'The path must not have "." or ".." segments.');
+  }
+}
+
+/** Methods that take no request body (RFC 9110 §9.3: a body on them has no defined meaning). */
+const BODILESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
+
+/**
+ * A declared body over the limit is a 413 before a byte of it is read (the connection closes after
+ * the answer); a body on a method that takes none is a 400.
+ */
+function checkBody(c: RouteContext): void {
+  const headers = c.env.incoming.headers;
+  const declared = headers['content-length'];
+  const length = declared === undefined ? 0 : Number(declared);
+  if (length > MAX_REQUEST_BYTES) {
+    throw new SandboxApiError(413, 'payload_too_large', 'The request body is larger than 1 MiB.', {
+      connection: 'close',
+    });
+  }
+  if (
+    (length > 0 || headers['transfer-encoding'] !== undefined) &&
+    BODILESS.has(c.env.incoming.method ?? '')
+  ) {
+    throw new SandboxApiError(
+      400,
+      'invalid_request',
+      `A ${c.env.incoming.method} request takes no body; send it without one.`,
+      { connection: 'close' },
+    );
   }
 }
 
@@ -45,6 +83,7 @@ export function front(core: SandboxCore) {
     c.set('core', core);
     checkHost(c);
     checkPath(c);
+    checkBody(c);
     await next();
   });
 }

@@ -83,7 +83,9 @@ export function answerProblem(error: unknown, c: Context<SandboxEnv>): Response 
   const headers = { ...NO_STORE, ...problem.headers };
   if (form === 'page') {
     const title = c.req.path.startsWith('/oauth/') ? 'Authorization failed' : 'Error';
-    return page(c, problem.status, errorPage(title, problem.code, problem.message));
+    const res = page(c, problem.status, errorPage(title, problem.code, problem.message));
+    for (const name in problem.headers) res.headers.set(name, problem.headers[name]!);
+    return res;
   }
   const body =
     form === 'oauth'

@@ -54,7 +54,7 @@ const WHAT: Record<ErrorStatus, string> = {
   507: "The sandbox's disk is full: nothing was changed",
 };
 
-const errorAnswer = (status: ErrorStatus) => ({
+export const errorAnswer = (status: ErrorStatus) => ({
   description: WHAT[status],
   headers: z.object(
     status === 401
@@ -135,7 +135,7 @@ export const API_SECURITY: Array<Record<string, string[]>> = [{ apiKey: [] }, { 
 export const PUBLIC: [] = [];
 
 /** The statuses a page may fail with. */
-export type PageErrorStatus = 400 | 403 | 404 | 413;
+export type PageErrorStatus = 400 | 403 | 404 | 413 | 429;
 
 /** A page's failures: an error page with each status. */
 export function pageErrors<const S extends readonly PageErrorStatus[]>(
@@ -146,6 +146,7 @@ export function pageErrors<const S extends readonly PageErrorStatus[]>(
     403: 'An error page: the form was sent from another site, or lacks its anti-CSRF token',
     404: 'An error page: not found, or the link has expired',
     413: 'An error page: the form is larger than 1 MiB',
+    429: 'An error page: too many wrong codes or pending requests; `Retry-After` says when to retry',
   };
   return Object.fromEntries(statuses.map((s) => [s, pageAnswer(what[s])])) as Record<
     S[number],

@@ -140,6 +140,46 @@ export abstract class GroupCommit {
     this.inGroup(() => this.sql(text).run(...params));
   }
 
+  /** True while {@link atomic} runs (a nested one joins it). */
+  private inAtomic = false;
+
+  /**
+   * Runs `write` (synchronous) so that what it changes stays all or nothing: in a savepoint of the
+   * open group, rolled back to if `write` throws (a request that fails changes nothing; the other
+   * requests of the group keep their changes). Between a long transaction's steps, the writes it kept
+   * for afterwards are dropped instead.
+   */
+  atomic<T>(write: () => T): T {
+    if (this.inAtomic) return write();
+    if (this.outside) {
+      const deferred = this.longRun!.deferred;
+      const at = deferred.length;
+      try {
+        return write();
+      } catch (error) {
+        deferred.length = at;
+        throw error;
+      }
+    }
+    this.inGroup(() => this.db.exec('SAVEPOINT request'));
+    const group = this.group;
+    this.inAtomic = true;
+    try {
+      const result = write();
+      if (this.group === group) this.db.exec('RELEASE request');
+      return result;
+    } catch (error) {
+      // A failed statement already rolled the whole group back (fail); otherwise only this write.
+      if (this.group === group) {
+        this.db.exec('ROLLBACK TO request; RELEASE request');
+        this.writerCache.clear();
+      }
+      throw error;
+    } finally {
+      this.inAtomic = false;
+    }
+  }
+
   protected inGroup(write: () => void): void {
     if (this.outside) {
       this.longRun!.deferred.push(() => this.inGroup(write));
@@ -307,6 +347,20 @@ export abstract class GroupCommit {
    */
   commitNow(): void {
     if (this.group !== undefined && !this.syncing) this.flush(this.group);
+  }
+
+  /**
+   * Writes a consistent copy of the committed database to `path` (SQLite's `VACUUM INTO`, through
+   * this connection: never a copy of the files under it), between two transactions.
+   */
+  async snapshotInto(path: string): Promise<void> {
+    for (;;) {
+      await this.idle();
+      if (this.group === undefined && this.longRun === undefined) break;
+      this.commitNow();
+      await this.sync().catch(() => undefined);
+    }
+    this.db.prepare('VACUUM INTO ?').run(path);
   }
 
   /** Resolves once every change so far is committed and on disk; rejects if its group failed. */

@@ -53,11 +53,15 @@ export class Deliveries {
   private readonly inFlight = new Set<AbortController>();
   /**
    * Background POSTs waiting for one of the {@link MAX_IN_FLIGHT} places, first come first served
-   * among those whose destination holds fewer than {@link MAX_PER_DESTINATION}.
+   * among those whose destination holds fewer than {@link MAX_PER_DESTINATION}. Besides the shared
+   * places, each app has a lane of its own: an app with no POST in flight sends at once, so that
+   * receivers that hang (holding every shared place) never hold up another app's delivery.
    */
-  private readonly waiting: Array<{ url: string; go: () => void }> = [];
+  private readonly waiting: Array<{ url: string; app: string; go: () => void }> = [];
   private posting = 0;
   private readonly perDestination = new Map<string, number>();
+  /** Background POSTs in flight per app: an app with none may always send one (its own lane). */
+  private readonly perApp = new Map<string, number>();
   private closed = false;
 
   constructor(
@@ -101,7 +105,11 @@ export class Deliveries {
     // One turn after the commit: the request that caused the delivery answers first (a year's
     // advance that causes hundreds is not held up by their sending).
     const durable = this.store.sync().then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-    return durable.then(async () => {
+    const sent = durable.then(async () => {
+      // A request that failed after making it rolled it back (GroupCommit.atomic): nothing to send.
+      if (this.store.delivery(app.id, delivery.seq)?.id !== delivery.id) {
+        throw new Error(`Delivery ${delivery.id} was rolled back with the request that made it.`);
+      }
       const h = this.store.history(app.id);
       h.offeredSeq = Math.max(h.offeredSeq, delivery.seq);
       const listeners = this.relay.offer(delivery);
@@ -117,6 +125,8 @@ export class Deliveries {
         webhook: await this.attempt(pending, options.background === true),
       };
     });
+    sent.catch(() => {}); // the caller hears it; a request that failed does not wait for it
+    return sent;
   }
 
   /** Emits without waiting for the first attempt (events the sandbox causes itself). */
@@ -161,8 +171,8 @@ export class Deliveries {
     // A place is handed from the POST that ends to the first one waiting; close() wakes the waiting
     // without one.
     if (background) {
-      if (this.hasPlace(url)) this.take(url);
-      else await new Promise<void>((resolve) => this.waiting.push({ url, go: resolve }));
+      if (this.hasPlace(url, d.app_id)) this.take(url, d.app_id);
+      else await new Promise<void>((resolve) => this.waiting.push({ url, app: d.app_id, go: resolve }));
       if (this.closed) return { url, status: 'failed', response_status: null, error: 'the sandbox stopped' };
     }
     const controller = new AbortController();
@@ -177,7 +187,7 @@ export class Deliveries {
     });
     clearTimeout(timer);
     this.inFlight.delete(controller);
-    if (background) this.release(url);
+    if (background) this.release(url, d.app_id);
     const status = outcome.response_status;
     const ok = status !== null && status >= 200 && status < 300;
     const error =
@@ -207,27 +217,28 @@ export class Deliveries {
     return { url, status: ok ? 'delivered' : 'failed', response_status: status, error };
   }
 
-  private hasPlace(url: string): boolean {
-    return this.posting < MAX_IN_FLIGHT && (this.perDestination.get(url) ?? 0) < MAX_PER_DESTINATION;
+  private hasPlace(url: string, app: string): boolean {
+    if ((this.perDestination.get(url) ?? 0) >= MAX_PER_DESTINATION) return false;
+    return this.posting < MAX_IN_FLIGHT || !this.perApp.has(app);
   }
 
-  private take(url: string): void {
+  private take(url: string, app: string): void {
     this.posting++;
     this.perDestination.set(url, (this.perDestination.get(url) ?? 0) + 1);
+    this.perApp.set(app, (this.perApp.get(app) ?? 0) + 1);
   }
 
   /** Gives the place back, and hands free places to the first waiting POSTs whose destination has room. */
-  private release(url: string): void {
+  private release(url: string, app: string): void {
     this.posting--;
-    const left = this.perDestination.get(url)! - 1;
-    if (left === 0) this.perDestination.delete(url);
-    else this.perDestination.set(url, left);
-    for (let i = 0; i < this.waiting.length && this.posting < MAX_IN_FLIGHT;) {
+    countDown(this.perDestination, url);
+    countDown(this.perApp, app);
+    for (let i = 0; i < this.waiting.length;) {
       const w = this.waiting[i]!;
-      if (!this.hasPlace(w.url)) i++;
+      if (!this.hasPlace(w.url, w.app)) i++;
       else {
         this.waiting.splice(i, 1);
-        this.take(w.url);
+        this.take(w.url, w.app);
         w.go();
       }
     }
@@ -272,6 +283,12 @@ export class Deliveries {
     for (const controller of this.inFlight) controller.abort();
     for (const w of this.waiting.splice(0)) w.go();
   }
+}
+
+function countDown(counts: Map<string, number>, key: string): void {
+  const left = counts.get(key)! - 1;
+  if (left === 0) counts.delete(key);
+  else counts.set(key, left);
 }
 
 /** Why a POST got no answer: the system's code (`ECONNREFUSED`) when there is one. */

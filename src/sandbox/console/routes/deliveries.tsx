@@ -3,6 +3,10 @@ import type { FC } from 'hono/jsx';
 import { EVENT_NAMES } from '../../../wire.js';
 import { act, scopedApp, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
 import { Badge, Card, Fields, PostForm, appPath } from '../layout.js';
+import { DELIVERY_STATES, type DeliveryState } from '../delivery-records.js';
+
+/** A state as the pages show it: `not_sent` says why. */
+const stateText = (s: DeliveryState | string) => (s === 'not_sent' ? 'not sent: no webhook URL' : s);
 
 type App = Hono<{ Variables: { console: ConsoleRequest } }>;
 
@@ -60,7 +64,7 @@ const DeliveryList: FC<{
           State
           <select name="state">
             <option value="">any</option>
-            {['pending', 'succeeded', 'failed'].map((s) => (
+            {DELIVERY_STATES.map((s) => (
               <option value={s} selected={filter.state === s}>
                 {s}
               </option>
@@ -97,7 +101,7 @@ const DeliveryList: FC<{
                   </td>
                   <td>{d.event}</td>
                   <td>
-                    <Badge text={d.state} />
+                    <Badge text={stateText(d.state)} />
                   </td>
                   <td class="num">{d.attempt_count}</td>
                   <td>{answerText(d.last_attempt)}</td>
@@ -129,7 +133,7 @@ const DeliveryDetail: FC<{ app: AppView; d: DeliveryView; csrf: string }> = ({ a
       <Fields
         rows={[
           ['Event', d.event],
-          ['State', <Badge text={d.state} />],
+          ['State', <Badge text={stateText(d.state)} />],
           ['URL', d.url ? <code>{d.url}</code> : 'no webhook URL'],
           ['Created', d.created_at],
           ['Next attempt', d.next_attempt_at ?? null],
@@ -147,7 +151,13 @@ const DeliveryDetail: FC<{ app: AppView; d: DeliveryView; csrf: string }> = ({ a
       </p>
     </Card>
     <Card title={`Attempts (${d.attempts?.length ?? 0})`} id="attempts">
-      {(d.attempts ?? []).length === 0 ? (
+      {d.state === 'not_sent' ? (
+        <p class="empty">
+          Not sent to a URL: the app had no webhook URL. It went only over the relay, to{' '}
+          <code>mkt webhooks listen</code>; what your handler answered is in listen's journal (
+          <code>mkt webhooks deliveries</code>, <code>mkt events get</code>).
+        </p>
+      ) : (d.attempts ?? []).length === 0 ? (
         <p class="empty">No attempts yet.</p>
       ) : (
         <div class="table-wrap" tabindex={0}>

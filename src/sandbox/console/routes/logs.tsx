@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import { scopedApp, render, type AppView, type ConsoleRequest } from '../app.js';
 import { Card, appPath } from '../layout.js';
+import { paramsText } from '../request-log.js';
 import { testUsers, type TestUserView } from './simulator.js';
 
 type App = Hono<{ Variables: { console: ConsoleRequest } }>;
@@ -12,6 +13,7 @@ interface LogEntry {
   at: string;
   method: string;
   path: string;
+  params?: Record<string, string>;
   status: number;
   latency_ms: number;
   credential: { kind: string; id: string } | null;
@@ -90,7 +92,10 @@ const LogPage: FC<{ app: AppView; entries: LogEntry[]; filter: { status: string;
                   </td>
                   <td class={`num ${statusClass(e.status)}`}>{e.status}</td>
                   <td>{e.method}</td>
-                  <td class="mono">{e.path}</td>
+                  <td class="mono">
+                    {e.path}
+                    {paramsText(e.params) !== '' ? <small> {paramsText(e.params)}</small> : ''}
+                  </td>
                   <td class="num">{e.latency_ms} ms</td>
                   <td class="mono">{e.credential ? `${e.credential.kind}:${e.credential.id}` : '-'}</td>
                   <td class="mono">{e.user_id ?? '-'}</td>

@@ -10,6 +10,7 @@ import { SCOPE_LIST } from '../../shapes.js';
 import { sameOriginForm } from '../../http/guards.js';
 import { page } from '../../http/layout.js';
 import { pageError, SandboxApiError } from '../../http/problem.js';
+import { makeRoom } from '../../http/party-bound.js';
 import { randomId, secretsEqual } from '../../ids.js';
 import { userOfApp } from '../../model.js';
 import type { AppRecord, Scope } from '../../storage/records.js';
@@ -20,8 +21,9 @@ import { parseAuthorizationRequest, single, type AuthorizationRequest } from './
 export const CODE_TTL_MS = 60_000;
 /** A consent page must be answered within ten minutes. */
 const REQUEST_TTL_MS = 600_000;
-/** Consent pages kept at once; past it the oldest is forgotten. */
-const MAX_REQUESTS = 1_000;
+/** Consent pages kept at once, and per app (past it, that app's oldest is forgotten). */
+const MAX_REQUESTS = 10_000;
+const MAX_REQUESTS_PER_APP = 100;
 const CONSENT_USER_LIMIT = 200;
 
 /** Who may sign in to `app`: its test users (with their subscription), then its developer. */
@@ -41,10 +43,13 @@ export function consentUsers(core: SandboxCore, app: AppRecord): ConsentUser[] {
 function showConsent(core: SandboxCore, url: URL) {
   const parsed = parseAuthorizationRequest(core, url.searchParams);
   const now = core.now();
-  for (const [id, r] of core.authRequests) {
-    if (r.expiresAt > now && core.authRequests.size < MAX_REQUESTS) break;
-    core.authRequests.delete(id);
-  }
+  makeRoom(core.authRequests, parsed.app.id, {
+    partyOf: (r) => r.app.id,
+    gone: (r) => r.expiresAt <= now,
+    perParty: MAX_REQUESTS_PER_APP,
+    total: MAX_REQUESTS,
+    what: 'open consent pages',
+  });
   const request: AuthorizationRequest = {
     ...parsed,
     id: randomId('areq', 16),
@@ -185,7 +190,7 @@ const consentPageRoute = createRoute({
       code_challenge_method: z.literal('S256').optional(),
     }),
   },
-  responses: { 200: pageAnswer('The consent page'), ...pageErrors(400) },
+  responses: { 200: pageAnswer('The consent page'), ...pageErrors(400, 429) },
 });
 
 const consentDecision = createRoute({

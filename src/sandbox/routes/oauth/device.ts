@@ -6,6 +6,7 @@ import type { SandboxEnv } from '../../http/env.js';
 import { createRoute, openapi } from '../../http/declare.js';
 import {
   CLIENT_SECURITY,
+  errorAnswer,
   oauthErrorAnswer,
   openJson,
   pageAnswer,
@@ -24,6 +25,7 @@ import { chosenUser, orderedUsers, readForm } from './consent.js';
 import { consentPage } from './consent-page.js';
 import { codeEntryPage, deviceDonePage } from './device-page.js';
 import { single } from './request.js';
+import { GuessLimit, makeRoom } from '../../http/party-bound.js';
 import { readTokenRequest } from './token-request.js';
 
 /** RFC 8628 §3.2: how long a device code lives, and the least time between two polls. */
@@ -31,8 +33,9 @@ export const DEVICE_CODE_TTL_S = 600;
 export const DEVICE_POLL_INTERVAL_S = 5;
 /** RFC 8628 §3.5: each `slow_down` adds five seconds to the interval. */
 const SLOW_DOWN_S = 5;
-/** Pending device sign-ins kept at once; past it the oldest is forgotten. */
-const MAX_GRANTS = 1_000;
+/** Pending device sign-ins kept at once, and per app (past it, that app's oldest is forgotten). */
+const MAX_GRANTS = 10_000;
+const MAX_GRANTS_PER_APP = 100;
 /** User codes: eight letters without vowels (no words, nothing to misread), shown as XXXX-XXXX. */
 const USER_CODE_LETTERS = 'BCDFGHJKLMNPQRSTVWXZ';
 
@@ -54,17 +57,28 @@ interface DeviceGrant {
 
 /** Device sign-ins in progress, per sandbox (memory only: they live ten minutes). */
 const grantsOf = new WeakMap<SandboxCore, Map<string, DeviceGrant>>();
+/** Wrong user codes per client address, per sandbox (RFC 8628 §5.1). */
+const guessesOf = new WeakMap<SandboxCore, GuessLimit>();
+
+/** An expired code is kept as long again, so that its device hears `expired_token`, not `invalid_grant`. */
+const forgotten = (core: SandboxCore) => (g: DeviceGrant) =>
+  g.expiresAt <= core.now() - DEVICE_CODE_TTL_S * 1000;
 
 function grants(core: SandboxCore): Map<string, DeviceGrant> {
   let map = grantsOf.get(core);
   if (!map) grantsOf.set(core, (map = new Map()));
-  // An expired code is kept as long again, so that its device hears `expired_token`, not `invalid_grant`.
-  const forgetBefore = core.now() - DEVICE_CODE_TTL_S * 1000;
+  const gone = forgotten(core);
   for (const [code, g] of map) {
-    if (g.expiresAt > forgetBefore && map.size < MAX_GRANTS) break;
+    if (!gone(g)) break; // in order of expiry: every code lives as long
     map.delete(code);
   }
   return map;
+}
+
+function guesses(core: SandboxCore): GuessLimit {
+  let limit = guessesOf.get(core);
+  if (!limit) guessesOf.set(core, (limit = new GuessLimit(core.now)));
+  return limit;
 }
 
 /** "bcdf-ghjk", "BCDFGHJK " and "BCDF GHJK" all name BCDF-GHJK. */
@@ -79,10 +93,16 @@ function newUserCode(): string {
   return normalizeUserCode(code);
 }
 
-function byUserCode(core: SandboxCore, raw: string): DeviceGrant | undefined {
+/**
+ * The pending grant a user code names; each wrong code counts against the caller's address, and an
+ * address past its limit is refused (429, RFC 8628 §5.1) before any lookup.
+ */
+function byUserCode(core: SandboxCore, raw: string, address: string): DeviceGrant | undefined {
+  guesses(core).check(address);
   const code = normalizeUserCode(raw);
   for (const g of grants(core).values())
     if (g.userCode === code && g.expiresAt > core.now() && g.decision === null) return g;
+  guesses(core).miss(address);
   return undefined;
 }
 
@@ -101,6 +121,13 @@ async function authorizeDevice(core: SandboxCore, incoming: Parameters<typeof re
   const app = authenticateClient(core, incoming, fields);
   const scopes = parseScopes(fields.get('scope'));
   const map = grants(core);
+  makeRoom(map, app.id, {
+    partyOf: (g) => g.app.id,
+    gone: forgotten(core),
+    perParty: MAX_GRANTS_PER_APP,
+    total: MAX_GRANTS,
+    what: 'pending device sign-ins',
+  });
   let userCode = newUserCode();
   while ([...map.values()].some((g) => g.userCode === userCode)) userCode = newUserCode();
   const grant: DeviceGrant = {
@@ -165,9 +192,9 @@ export function exchangeDeviceCode(
 }
 
 /** The page for a user code: the consent page with the code to compare, or the form to type it. */
-function showDevicePage(core: SandboxCore, raw: string | null) {
+function showDevicePage(core: SandboxCore, raw: string | null, address: string) {
   if (raw === null) return codeEntryPage({});
-  const grant = byUserCode(core, raw);
+  const grant = byUserCode(core, raw, address);
   if (!grant)
     return codeEntryPage({
       value: raw,
@@ -187,11 +214,15 @@ function showDevicePage(core: SandboxCore, raw: string | null) {
 }
 
 /** `POST /oauth/device`: approve or deny the code the form names, once, with its anti-CSRF token. */
-async function submitDevice(core: SandboxCore, form: URLSearchParams): Promise<'approved' | 'denied'> {
+async function submitDevice(
+  core: SandboxCore,
+  form: URLSearchParams,
+  address: string,
+): Promise<'approved' | 'denied'> {
   const decision = single(form, 'decision');
   if (decision !== 'approve' && decision !== 'deny')
     throw pageError('invalid_request', 'The "decision" must be "approve" or "deny".');
-  const grant = byUserCode(core, single(form, 'user_code') ?? '');
+  const grant = byUserCode(core, single(form, 'user_code') ?? '', address);
   if (!grant)
     throw pageError(
       'invalid_request',
@@ -261,6 +292,8 @@ const deviceAuthorization = createRoute({
     401: oauthErrorAnswer(401, 'Client authentication failed'),
     413: oauthErrorAnswer(413, 'The body is larger than 1 MiB'),
     415: oauthErrorAnswer(415, 'The body is neither JSON nor form-encoded'),
+    // The app's pending device codes are bounded (not an OAuth error: the API's).
+    429: errorAnswer(429),
   },
 });
 
@@ -270,7 +303,7 @@ const devicePage = createRoute({
   summary: 'The device verification page: the person types the code shown on the device',
   security: PUBLIC,
   request: { query: z.object({ user_code: z.string().optional() }) },
-  responses: { 200: pageAnswer('The device verification page'), ...pageErrors(400) },
+  responses: { 200: pageAnswer('The device verification page'), ...pageErrors(400, 429) },
 });
 
 const deviceDecision = createRoute({
@@ -293,7 +326,7 @@ const deviceDecision = createRoute({
       },
     },
   },
-  responses: { 200: pageAnswer('The decision, shown'), ...pageErrors(400, 403, 413) },
+  responses: { 200: pageAnswer('The decision, shown'), ...pageErrors(400, 403, 413, 429) },
 });
 
 /** The device authorization endpoint and its verification page (`/oauth/device`). */
@@ -318,7 +351,8 @@ openapi(
   devicePage,
   (c) => {
     const params = new URL(c.req.url).searchParams;
-    return page(c, 200, showDevicePage(c.get('core'), single(params, 'user_code')));
+    const address = c.env.incoming.socket.remoteAddress ?? '';
+    return page(c, 200, showDevicePage(c.get('core'), single(params, 'user_code'), address));
   },
   { ownRequest: true },
 );
@@ -328,7 +362,8 @@ openapi(
   deviceDecision,
   async (c) => {
     try {
-      const outcome = await submitDevice(c.get('core'), await readForm(c.env.incoming));
+      const address = c.env.incoming.socket.remoteAddress ?? '';
+      const outcome = await submitDevice(c.get('core'), await readForm(c.env.incoming), address);
       return page(c, 200, deviceDonePage(outcome));
     } catch (error) {
       if (error instanceof SandboxApiError)
