@@ -87,15 +87,15 @@ export function openapi<const R extends RouteConfig>(
   const body = options.ownRequest ? undefined : jsonSchemaOf(route);
   if (body) checks.push(checkJsonBody(body) as unknown as MiddlewareHandler<SandboxEnv>);
   const path = route.path.replace(/\{(\w+)\}/g, ':$1');
-  // A handler of its own carries the declaration (a shared middleware could not).
-  const declared: MiddlewareHandler<SandboxEnv> & Mounted = (_c, next) => next();
+  // A handler made for this route carries the declaration (a shared middleware could not): its first
+  // check, else a pass-through (a route that reads its own request: never on the hot path).
+  const declared: MiddlewareHandler<SandboxEnv> & Mounted = checks.shift() ?? ((_c, next) => next());
   declared.declaration = route;
-  app.on(
-    route.method.toUpperCase(),
-    path,
-    declared,
+  const chain = [
     ...(options.before ?? []),
+    declared,
     ...checks,
     handler as unknown as MiddlewareHandler<SandboxEnv>,
-  );
+  ] as [MiddlewareHandler<SandboxEnv>];
+  app.on(route.method.toUpperCase(), path, ...chain);
 }

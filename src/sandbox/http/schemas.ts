@@ -8,6 +8,8 @@ import { invalidRequest } from './problem.js';
 // between the answer and a restart); control characters have no place in a name or an id.
 const NOT_TEXT = /[\p{Cs}\p{Cc}]/u;
 
+/** The same rule as a pattern the document shows (JSON Schema patterns have no \p{…} everywhere). */
+// eslint-disable-next-line no-control-regex -- the pattern is about control characters
 const CONTROL_FREE = /^[^\u0000-\u001F\u007F-\u009F]*$/;
 const TEXT_MESSAGE = 'must be Unicode text without control characters';
 
