@@ -42,6 +42,18 @@ function routePlan(c: RouteContext, app: AppRecord): PlanRecord {
 }
 
 const appPath = z.strictObject({ app_id: recordId('app') });
+/** A free plan has no price (or zero) and no trial; a paid one has a price; trials are monthly or annual. */
+const PRICE_BY_KIND = [
+  {
+    properties: {
+      kind: { const: 'free' },
+      price: { anyOf: [{ type: 'null' }, { type: 'object', properties: { amount: { const: 0 } } }] },
+      trial_days: { const: 0 },
+    },
+  },
+  { properties: { kind: { const: 'one_time' }, trial_days: { const: 0 } }, required: ['price'] },
+  { properties: { kind: { enum: ['monthly', 'annual'] }, price: { type: 'object' } }, required: ['price'] },
+];
 const planPath = z.strictObject({ app_id: recordId('app'), plan_id: planId });
 const json = <S extends z.ZodType>(schema: S) => ({
   required: true,
@@ -66,15 +78,18 @@ const routes = {
       params: appPath,
       query: NO_QUERY,
       body: json(
-        z.strictObject({
-          id: text(63, /^[a-z0-9][a-z0-9-]*$/),
-          name: planFields.name,
-          kind: z.enum(PLAN_KINDS),
-          price: planFields.price.optional(),
-          features: planFields.features.optional(),
-          api_call_limit: planFields.api_call_limit.optional(),
-          trial_days: planFields.trial_days.optional(),
-        }),
+        z
+          .strictObject({
+            id: text(63, /^[a-z0-9][a-z0-9-]*$/),
+            name: planFields.name,
+            kind: z.enum(PLAN_KINDS),
+            price: planFields.price.optional(),
+            features: planFields.features.optional(),
+            api_call_limit: planFields.api_call_limit.optional(),
+            trial_days: planFields.trial_days.optional(),
+          })
+          // The rules checkPrice and checkTrial enforce, for the document.
+          .meta({ oneOf: PRICE_BY_KIND } as never),
       ),
     },
     responses: { 201: apiJson('The new plan', Plan), ...writeErrors(403, 404, 409) },

@@ -17,20 +17,36 @@ const GRANTS: Record<string, typeof exchangeCode | undefined> = {
   [DEVICE_GRANT_TYPE]: exchangeDeviceCode,
 };
 
-const param = (description: string) => z.string().min(1).meta({ description }).optional();
-/** RFC 6749 §4.1.3, §6 and RFC 8628 §3.4: one string each; parameters it does not know are ignored. */
+const text = (description: string) => z.string().min(1).meta({ description });
+const client = {
+  client_id: text('The client id (with HTTP Basic, the same id as in the credentials)'),
+  client_secret: text('The client secret, unless sent with HTTP Basic').optional(),
+};
+/**
+ * RFC 6749 §4.1.3, §6 and RFC 8628 §3.4, one shape per grant type: one string each; parameters the
+ * endpoint does not know are ignored. The endpoint reads it itself (`readTokenRequest`).
+ */
 const TokenRequest = z
-  .looseObject({
-    grant_type: z.enum(['authorization_code', 'refresh_token', DEVICE_GRANT_TYPE]),
-    code: param('authorization_code: the code'),
-    redirect_uri: param('authorization_code: the redirect URI of the authorization request'),
-    code_verifier: param('authorization_code: the PKCE verifier, when a challenge was sent'),
-    refresh_token: param('refresh_token: the refresh token (it rotates)'),
-    device_code: param('device_code: the device code'),
-    scope: param('refresh_token: a narrower scope'),
-    client_id: param('The client id (or in HTTP Basic credentials)'),
-    client_secret: param('The client secret (or in HTTP Basic credentials)'),
-  })
+  .discriminatedUnion('grant_type', [
+    z.looseObject({
+      grant_type: z.literal('authorization_code'),
+      code: text('The authorization code'),
+      redirect_uri: text('The redirect URI of the authorization request'),
+      code_verifier: text('The PKCE verifier, when the request had a challenge').optional(),
+      ...client,
+    }),
+    z.looseObject({
+      grant_type: z.literal('refresh_token'),
+      refresh_token: text('The refresh token (it rotates)'),
+      scope: text('A narrower scope').optional(),
+      ...client,
+    }),
+    z.looseObject({
+      grant_type: z.literal(DEVICE_GRANT_TYPE),
+      device_code: text('The device code'),
+      ...client,
+    }),
+  ])
   .meta({ id: 'TokenRequest' });
 
 /** The token endpoint at one of its two paths. */
