@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { createRoute, openapi } from '../http/declare.js';
+import { createRoute, openapi, type DeclaredAnswer } from '../http/declare.js';
 import type { SandboxEnv } from '../http/env.js';
 import { openJson, PUBLIC } from '../http/responses.js';
 
@@ -35,6 +35,8 @@ openapi(openApiRoutes, document, async (c) => {
     const { openApiDocument } = await import('./document.js');
     made = JSON.stringify(openApiDocument('{{site}}'));
   }
-  // The text is the document's (its shape: the declaration above).
-  return c.body(made.replaceAll('{{site}}', site), 200, { 'content-type': 'application/json' }) as never;
+  // The text of the document (made by document.ts, whose shape the declaration above states).
+  return c.body(made.replaceAll('{{site}}', site), 200, {
+    'content-type': 'application/json',
+  }) as unknown as DeclaredAnswer<typeof document>;
 });

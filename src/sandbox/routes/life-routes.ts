@@ -72,7 +72,14 @@ export const lifeRoutes = {
         z
           .strictObject({
             advance_s: int(1, MAX_AHEAD_MS / 1000).optional(),
-            to: text(40).meta({ description: 'An ISO 8601 date or time with a four-digit year' }).optional(),
+            to: text(40)
+              .meta({
+                description:
+                  'An ISO 8601 date or time with a four-digit year, at most 100 years past real time',
+                pattern:
+                  '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\\d|2[0-8])(T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,3})?)?(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d))?$',
+              })
+              .optional(),
           })
           .meta({ minProperties: 1, maxProperties: 1 } as never),
       ),

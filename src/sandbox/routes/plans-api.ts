@@ -50,9 +50,13 @@ const PRICE_BY_KIND = [
       price: { anyOf: [{ type: 'null' }, { type: 'object', properties: { amount: { const: 0 } } }] },
       trial_days: { const: 0 },
     },
+    required: ['kind'],
   },
-  { properties: { kind: { const: 'one_time' }, trial_days: { const: 0 } }, required: ['price'] },
-  { properties: { kind: { enum: ['monthly', 'annual'] }, price: { type: 'object' } }, required: ['price'] },
+  { properties: { kind: { const: 'one_time' }, trial_days: { const: 0 } }, required: ['kind', 'price'] },
+  {
+    properties: { kind: { enum: ['monthly', 'annual'] }, price: { type: 'object' } },
+    required: ['kind', 'price'],
+  },
 ];
 const planPath = z.strictObject({ app_id: recordId('app'), plan_id: planId });
 const json = <S extends z.ZodType>(schema: S) => ({
