@@ -137,7 +137,14 @@ const routes = {
     request: {
       params: appPath,
       query: z.strictObject({
-        since: z.string().meta({ description: 'A request id (req_…) or an ISO time' }).optional(),
+        since: z
+          .string()
+          .meta({
+            description: 'A request id (req_…) or an ISO 8601 time',
+            pattern:
+              '^(req_[A-Za-z0-9_-]{1,60}|\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\\d|2[0-8])(T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,3})?)?(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d))?)$',
+          })
+          .optional(),
         status: statusFilter,
         path: pathFilter,
         limit: limitParam,
