@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { App, Key, Plan, Profile } from './shapes.js';
 import type { SandboxCore } from './core.js';
 import { SandboxApiError } from './http/problem.js';
 import { isoStamp, randomId } from './ids.js';
@@ -16,7 +18,7 @@ export const ACCESS_TOKEN_TTL_S = 3600;
 const DAY_MS = 86_400_000;
 
 /** The public shape of an app (the client secret is never part of it). */
-export function appView(app: AppRecord): Record<string, unknown> {
+export function appView(app: AppRecord): z.output<typeof App> {
   return {
     id: app.id,
     name: app.name,
@@ -29,17 +31,17 @@ export function appView(app: AppRecord): Record<string, unknown> {
 }
 
 /** The public shape of a plan, with its subscriber count. */
-export function planView(core: SandboxCore, plan: PlanRecord): Record<string, unknown> {
+export function planView(core: SandboxCore, plan: PlanRecord): z.output<typeof Plan> {
   return { ...plan, subscribers: core.ledger.subscriberCount(plan.app_id, plan.id) };
 }
 
 /** The public shape of a key: never the secret, only its last four characters. */
-export function keyView(key: KeyRecord): Record<string, unknown> {
+export function keyView(key: KeyRecord): z.output<typeof Key> {
   return { id: key.id, mode: key.mode, last4: key.key.slice(-4), created_at: key.created_at };
 }
 
 /** The profile of `GET /whoami`; the avatar is served by this sandbox, so its URL follows the current port. */
-export function profileView(core: SandboxCore, user: UserRecord): Record<string, unknown> {
+export function profileView(core: SandboxCore, user: UserRecord): z.output<typeof Profile> {
   return {
     id: user.id,
     email: user.email,

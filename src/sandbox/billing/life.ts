@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { TestUser } from '../shapes.js';
 import type { SandboxCore } from '../core.js';
 import { SandboxApiError } from '../http/problem.js';
 import { isoStamp, randomId, secretsEqual } from '../ids.js';
@@ -154,7 +156,7 @@ export class Life {
   }
 
   /** A test user as the simulator answers it. */
-  userView(user: UserRecord, appId: string): Record<string, unknown> {
+  userView(user: UserRecord, appId: string): z.output<typeof TestUser> {
     const sub = this.store.subscription(appId, user.id);
     const ent = this.entitlement(appId, user.id);
     return {

@@ -165,7 +165,10 @@ export class DeliveryRecords {
   }
 
   /** One delivery with every attempt and its body, or undefined. */
-  get(appId: string, id: string): DeliveryView | undefined {
+  get(
+    appId: string,
+    id: string,
+  ): (DeliveryView & Required<Pick<DeliveryView, 'attempts' | 'body'>>) | undefined {
     const r = this.db.prepare(`${SUMMARY} WHERE d.app_id = ? AND d.id = ?`).get(appId, id) as Row | undefined;
     if (!r) return undefined;
     const { seq: _seq, ...d } = summary(r);

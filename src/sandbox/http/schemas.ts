@@ -8,23 +8,36 @@ import { invalidRequest } from './problem.js';
 // between the answer and a restart); control characters have no place in a name or an id.
 const NOT_TEXT = /[\p{Cs}\p{Cc}]/u;
 
-/** A string of Unicode text without control characters, 1 to `max` characters. */
+/** The same rule as a pattern the document shows (JSON Schema patterns have no \p{…} everywhere). */
+// eslint-disable-next-line no-control-regex -- the pattern is about control characters
+const CONTROL_FREE = /^[^\u0000-\u001F\u007F-\u009F]*$/;
+const TEXT_MESSAGE = 'must be Unicode text without control characters';
+
+/**
+ * A string of Unicode text without control characters, 1 to `max` characters, matching `pattern`
+ * when given; every rule but the lone surrogates' is one the document shows (length, pattern).
+ */
 export function text(max = 1000, pattern?: RegExp) {
-  let s = z
-    .string()
-    .refine((v) => !NOT_TEXT.test(v), 'must be Unicode text without control characters')
-    .refine((v) => v.length >= 1, 'must not be empty')
-    .refine((v) => v.length <= max, `must be at most ${max} characters`);
-  if (pattern) s = s.refine((v) => pattern.test(v), 'has an invalid format');
-  return s;
+  const base = pattern
+    ? z.string().refine((v) => !NOT_TEXT.test(v), TEXT_MESSAGE)
+    : z
+        .string()
+        .regex(CONTROL_FREE, TEXT_MESSAGE)
+        .refine((v) => !NOT_TEXT.test(v), TEXT_MESSAGE);
+  const sized = base.min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+  return pattern ? sized.regex(pattern, 'has an invalid format') : sized;
 }
 
 /** An integer within bounds. */
 export const int = (min: number, max: number) =>
   z
-    .number()
-    .refine((v) => Number.isSafeInteger(v), 'must be an integer')
-    .refine((v) => v >= min && v <= max, `must be between ${min} and ${max}`);
+    .int({ error: 'must be an integer' })
+    .min(min, `must be between ${min} and ${max}`)
+    .max(max, `must be between ${min} and ${max}`);
+
+/** The URL rule as a pattern for the document: https, or http on a loopback host. */
+const URL_CHARS = '[^#@\\u0000-\\u0020\\u007F-\\u009F]';
+const HTTPS_OR_LOOPBACK = `^(https://${URL_CHARS}+|http://(127\\.0\\.0\\.1|\\[::1\\]|localhost)([:/?]${URL_CHARS}*)?)$`;
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
@@ -53,10 +66,17 @@ function urlProblem(value: string, httpsOrLoopbackOnly: boolean): string | undef
 
 /** An absolute http(s) URL without a fragment or credentials. */
 export function httpUrl(options: { httpsOrLoopbackOnly?: boolean } = {}) {
-  return z.string().superRefine((v, ctx) => {
-    const problem = urlProblem(v, options.httpsOrLoopbackOnly ?? false);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
+  return z
+    .string()
+    .superRefine((v, ctx) => {
+      const problem = urlProblem(v, options.httpsOrLoopbackOnly ?? false);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .meta({
+      format: 'uri',
+      maxLength: 2000,
+      pattern: options.httpsOrLoopbackOnly ? HTTPS_OR_LOOPBACK : `^https?://${URL_CHARS}+$`,
+    });
 }
 
 const TYPE_NAMES: Record<string, string> = {
@@ -65,6 +85,7 @@ const TYPE_NAMES: Record<string, string> = {
   boolean: 'true or false',
   array: 'an array',
   object: 'an object',
+  int: 'an integer',
 };
 
 /** One sentence naming the field, for a body (`Field "x" …`) or the query (`Query parameter "x" …`). */
@@ -93,43 +114,29 @@ function describe(issue: z.core.$ZodIssue, where: 'body' | 'query', input: unkno
   return `${noun} "${field}" ${issue.message.replace(/\.$/, '')}.`;
 }
 
-/** What a checking middleware checks, read by the OpenAPI document (src/sandbox/openapi/document.ts). */
-export interface Described {
-  openapi?: { in: 'body' | 'query'; schema: z.ZodType };
-}
-
-/** Marks a middleware with the schema it checks, so that the API's description is made from it. */
-function described<M extends object>(where: 'body' | 'query', schema: z.ZodType, middleware: M): M {
-  return Object.assign(middleware, { openapi: { in: where, schema } });
-}
-
 /**
  * Reads the JSON object body (an empty body is `{}`; 413, 415 and `invalid_json` as in
  * docs/PROTOCOL.md) and checks it against `schema` before the handler runs; the handler reads
- * `c.get('body')`, typed by the schema.
+ * `c.get('body')`, typed by the schema. Made from a route's declaration (./declare.ts).
  */
-export function jsonBody<S extends z.ZodType>(schema: S) {
-  const middleware = createMiddleware<SandboxEnv & { Variables: { body: z.output<S> } }>(async (c, next) => {
+export function checkJsonBody<S extends z.ZodType>(schema: S) {
+  return createMiddleware<SandboxEnv & { Variables: { body: z.output<S> } }>(async (c, next) => {
     const raw = await readJsonObject(c.env.incoming);
     const parsed = schema.safeParse(raw);
     if (!parsed.success) throw invalidRequest(describe(parsed.error.issues[0]!, 'body', raw));
     c.set('body', parsed.data);
     await next();
   });
-  return described('body', schema, middleware);
 }
-
-/** No body, or an empty object. */
-export const emptyBody = jsonBody(z.strictObject({}));
 
 /**
  * Checks the query string against `schema` (a strict object of optional strings): unknown and
- * repeated parameters are 400s; the handler reads `c.get('query')`.
+ * repeated parameters are 400s; the handler reads `c.get('query')`. Made from a route's declaration.
  */
-export function query<S extends z.ZodType>(schema: S) {
+export function checkQuery<S extends z.ZodType>(schema: S) {
   // Most requests have no query: the schema's answer to none is worked out once.
   let none: z.ZodSafeParseResult<z.output<S>> | undefined;
-  const middleware = createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {
+  return createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {
     // The query as sent (`/path?query`), read without building the whole URL again.
     const target = c.env.incoming.url ?? '';
     const asSent = target.startsWith('/') && !target.includes('#');
@@ -160,16 +167,7 @@ export function query<S extends z.ZodType>(schema: S) {
     c.set('query', parsed.data);
     await next();
   });
-  return described('query', schema, middleware);
 }
-
-/** A route without query parameters. */
-export const noQuery = query(z.strictObject({}));
-
-/** The query of a list route (docs/PROTOCOL.md, Lists). */
-export const listQuery = query(
-  z.strictObject({ limit: z.string().optional(), cursor: z.string().optional() }),
-);
 
 /** Checks a value inside a body (such as an event's `data`) against `schema`; a 400 says where. */
 export function checkPart<S extends z.ZodType>(schema: S, value: unknown, part: string): z.output<S> {
@@ -178,3 +176,21 @@ export function checkPart<S extends z.ZodType>(schema: S, value: unknown, part: 
     throw invalidRequest(`In "${part}": ${describe(parsed.error.issues[0]!, 'body', value)}`);
   return parsed.data;
 }
+
+/** A query of no parameters: any parameter is refused (400). */
+export const NO_QUERY = z.strictObject({});
+
+/** `?limit=`: a page of 1 to 100 (20 when absent); the handler reads the text (./paging.ts). */
+export const limitParam = z
+  .string()
+  .meta({ type: 'integer', minimum: 1, maximum: 100, default: 20 } as never)
+  .optional();
+/** `?cursor=`: as a list's `next_cursor` gave it. */
+export const cursorParam = z
+  .string()
+  .min(1)
+  .meta({ description: 'A `next_cursor` this server gave' })
+  .optional();
+
+/** The query of a list route (docs/PROTOCOL.md, Lists). */
+export const LIST_QUERY = z.strictObject({ limit: limitParam, cursor: cursorParam });

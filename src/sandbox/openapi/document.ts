@@ -1,184 +1,130 @@
+import { OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { EVENT_NAMES, HEADER } from '../../wire.js';
 import type { SandboxCore } from '../core.js';
 import { sandboxApp } from '../http/app.js';
-import type { Described } from '../http/schemas.js';
-import { ANSWERS, ENVELOPES, type Answer } from './answers.js';
+import type { Mounted } from '../http/declare.js';
+import { ENVELOPES } from '../shapes.js';
 
-// The sandbox's API as an OpenAPI 3.1 document, made from the router itself: every route it has,
-// the request schemas its middleware checks (jsonBody, query), and the answers in answers.ts.
-// Made when first asked (GET /api/v1/openapi.json) and at build time (schema/openapi.json).
+// The sandbox's API as an OpenAPI 3.1 document, made by @hono/zod-openapi from the declaration each
+// route is mounted with (src/sandbox/http/declare.ts), read back from the router itself, so that
+// every route it has is described and nothing else. Made when first asked (GET
+// /api/v1/openapi.json) and at build time (schema/openapi.json).
 
 type Json = Record<string, unknown>;
 
-const schemaOf = (schema: z.ZodType, io: 'input' | 'output'): Json => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
-  return rest;
-};
-
-const ERROR = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: { code: { type: 'string' }, message: { type: 'string' } },
-    },
-  },
-  description: 'Every API failure (docs/PROTOCOL.md, Errors)',
-};
-const OAUTH_ERROR = {
-  type: 'object',
-  required: ['error'],
-  properties: { error: { type: 'string' }, error_description: { type: 'string' } },
-  description: 'A token-endpoint failure (RFC 6749 §5.2)',
-};
-
-const TOKEN_FORM = {
-  type: 'object',
-  properties: Object.fromEntries(
-    [
-      'grant_type',
-      'code',
-      'redirect_uri',
-      'code_verifier',
-      'refresh_token',
-      'client_id',
-      'client_secret',
-      'scope',
-    ].map((f) => [f, { type: 'string' }]),
-  ),
-  required: ['grant_type'],
-};
-
-/** The routes of the router (method, path as Hono names it, the schemas their middleware checks). */
-export function routesOf(): Array<{ method: string; path: string; body?: z.ZodType; query?: z.ZodType }> {
+/** Every route's declaration, at the path the router serves it (rooms are mounted under /api/v1). */
+export function declarations(): RouteConfig[] {
   const app = sandboxApp({} as SandboxCore);
-  const routes = new Map<string, { method: string; path: string; body?: z.ZodType; query?: z.ZodType }>();
+  const out = new Map<string, RouteConfig>();
+  const undeclared = new Set<string>();
   for (const r of app.routes) {
     if (r.method === 'ALL') continue;
     const key = `${r.method} ${r.path}`;
-    const route = routes.get(key) ?? { method: r.method, path: r.path };
-    const described = (r.handler as Described).openapi;
-    if (described) route[described.in] = described.schema;
-    routes.set(key, route);
+    const declaration = (r.handler as Mounted).declaration;
+    if (declaration) {
+      const path = r.path.replace(/:(\w+)/g, '{$1}');
+      out.set(key, {
+        ...declaration,
+        path,
+        // The name generated clients call it by, the same since the first document (getApiV1Whoami).
+        operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+        tags: declaration.tags ?? [tagOf(path)],
+        // The Host rule answers before any route (docs/DECISIONS.md §2, local servers).
+        responses: { ...declaration.responses, 421: { $ref: '#/components/responses/Misdirected' } },
+      });
+    } else undeclared.add(key);
   }
-  return [...routes.values()];
+  for (const key of undeclared) {
+    if (!out.has(key))
+      throw new Error(`The route ${key} is mounted without a declaration (src/sandbox/http/declare.ts).`);
+  }
+  return [...out.values()];
 }
 
-function operation(route: ReturnType<typeof routesOf>[number], answers: Answer[]): Json {
-  const api = route.path.startsWith('/api/v1/') && !route.path.endsWith('/oauth/token');
-  const token = route.path.endsWith('/oauth/token');
-  const params: Json[] = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({
-    name: m[1],
-    in: 'path',
-    required: true,
-    schema: { type: 'string' },
-  }));
-  if (route.query) {
-    const q = schemaOf(route.query, 'input') as { properties?: Record<string, Json>; required?: string[] };
-    for (const [name, schema] of Object.entries(q.properties ?? {}))
-      params.push({ name, in: 'query', required: (q.required ?? []).includes(name), schema });
-  }
-  const responses: Json = {};
-  for (const a of answers) {
-    const media = a.media ?? 'application/json';
-    responses[String(a.status)] = {
-      description: a.summary,
-      ...(a.body
-        ? { content: { [media]: { schema: schemaOf(a.body, 'output') } } }
-        : a.media
-          ? { content: { [media]: {} } }
-          : {}),
-    };
-  }
-  responses.default = token
-    ? {
-        description: 'Refused',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } },
-      }
-    : api
-      ? {
-          description: 'Failed',
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-        }
-      : { description: 'Failed: an error page', content: { 'text/html': {} } };
-  const op: Json = {
-    operationId: `${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
-    summary: answers[0]!.summary,
-    parameters: params,
-    responses,
-  };
-  if (route.body) {
-    op.requestBody = {
-      required: false,
-      content: { 'application/json': { schema: schemaOf(route.body, 'input') } },
-    };
-  } else if (token) {
-    op.requestBody = {
+/** The groups of operations, by the service they belong to. */
+const TAGS: Array<[RegExp, string, string]> = [
+  [/^\/api\/v1\/(whoami|entitlements)$/, 'identity', 'Who is calling, and what they are entitled to'],
+  [/oauth|^\/\.well-known/, 'oauth', 'Authorization, tokens and the device flow'],
+  [/^\/api\/v1\/apps\/\{app_id\}\/plans/, 'plans', "An app's pricing plans"],
+  [/^\/api\/v1\/apps\/\{app_id\}\/keys/, 'keys', "An app's API keys"],
+  [/^\/api\/v1\/apps\/\{app_id\}\/(payouts|payments)/, 'money', 'Payment accounts and charges'],
+  [
+    /^\/api\/v1\/apps\/\{app_id\}\/(deliveries|logs|webhooks)/,
+    'records',
+    'Deliveries, the relay and the request log',
+  ],
+  [/^\/api\/v1\/(apps\/\{app_id\}\/preview-links|console)/, 'console', 'Console and preview links'],
+  [/^\/api\/v1\/apps/, 'apps', 'Apps and their secrets'],
+  [/^\/api\/v1\/simulator/, 'simulator', 'Test users, events, the business clock and access checks'],
+  [/^\/api\/v1\/openapi\.json$/, 'document', 'This document'],
+  [/^\//, 'pages', 'Pages of the sandbox: home, dashboard, avatars, connect'],
+];
+const tagOf = (path: string): string => TAGS.find(([re]) => re.test(path))![1];
+
+const webhook = (event: (typeof EVENT_NAMES)[number]) => ({
+  post: {
+    operationId: `webhook${event.replace(/(^|\.)(\w)/g, (_, _d: string, c: string) => c.toUpperCase())}`,
+    summary: `The ${event} delivery to the app's webhook URL`,
+    description:
+      "Signed with the app's webhook secret (X-Marketplace-Signature), not authenticated otherwise.",
+    security: [],
+    parameters: [HEADER.signature, HEADER.delivery, HEADER.event].map((name) => ({
+      name,
+      in: 'header',
       required: true,
-      content: { 'application/x-www-form-urlencoded': { schema: TOKEN_FORM } },
-    };
-  } else if (route.method === 'POST' && !api) {
-    op.requestBody = {
+      schema: { type: 'string' },
+    })),
+    requestBody: {
       required: true,
-      content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } },
-    };
-  }
-  if (api && route.path !== '/api/v1/openapi.json') op.security = [{ apiKey: [] }, { bearer: [] }];
-  return op;
+      content: { 'application/json': { schema: schemaOf(ENVELOPES[event]) } },
+    },
+    responses: { '2XX': { description: 'Received (any other answer is retried)' } },
+  },
+});
+
+function schemaOf(schema: z.ZodType): Json {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'output' }) as Json;
+  return rest;
 }
 
 /** The document; `siteUrl` is its server (the sandbox that serves it). */
 export function openApiDocument(siteUrl = 'http://127.0.0.1:7878'): Json {
-  const paths: Record<string, Json> = {};
-  for (const route of routesOf()) {
-    const answers = ANSWERS[`${route.method} ${route.path}`];
-    if (!answers)
-      throw new Error(`src/sandbox/openapi/answers.ts does not describe ${route.method} ${route.path}.`);
-    const path = route.path.replace(/:(\w+)/g, '{$1}');
-    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route, answers) };
-  }
-  const webhooks = Object.fromEntries(
-    EVENT_NAMES.map((event) => [
-      event,
-      {
-        post: {
-          operationId: `webhook${event.replace(/(^|\.)(\w)/g, (_, _d: string, c: string) => c.toUpperCase())}`,
-          summary: `The ${event} delivery to the app's webhook URL`,
-          parameters: [HEADER.signature, HEADER.delivery, HEADER.event].map((name) => ({
-            name,
-            in: 'header',
-            required: true,
-            schema: { type: 'string' },
-          })),
-          requestBody: {
-            required: true,
-            content: { 'application/json': { schema: schemaOf(ENVELOPES[event], 'output') } },
-          },
-          responses: { '2XX': { description: 'Received (any other answer is retried)' } },
-        },
-      },
-    ]),
-  );
-  return {
+  const registry = new OpenAPIHono();
+  registry.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: HEADER.apiKey,
+    description: 'An API key of the app (test_… or live_…)',
+  });
+  registry.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An access token (at_…)',
+  });
+  registry.openAPIRegistry.registerComponent('securitySchemes', 'clientBasic', {
+    type: 'http',
+    scheme: 'basic',
+    description: 'OAuth client authentication: client id and secret, form-encoded (RFC 6749 §2.3.1)',
+  });
+  registry.openAPIRegistry.registerComponent('responses', 'Misdirected', {
+    description: 'The Host is not this loopback server (421, before any route; docs/DECISIONS.md §2)',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
+  for (const route of declarations()) registry.openAPIRegistry.registerPath(route);
+  const doc = registry.getOpenAPI31Document({
     openapi: '3.1.0',
     info: {
       title: 'mkt sandbox marketplace API',
       version: '1',
+      license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' },
       description:
-        'The local marketplace of `mkt sandbox start`, generated from the schemas its routes check.',
+        'The local marketplace of `mkt sandbox start`, generated from the declaration of each of its routes. ' +
+        'Unknown and repeated query parameters are refused (400) on every /api/v1 operation; errors are ' +
+        '`{"error": {"code", "message"}}` (docs/PROTOCOL.md, Errors), at the OAuth endpoints RFC 6749 §5.2.',
     },
     servers: [{ url: siteUrl }],
-    paths,
-    webhooks,
-    components: {
-      schemas: { Error: ERROR, OAuthError: OAUTH_ERROR },
-      securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: HEADER.apiKey },
-        bearer: { type: 'http', scheme: 'bearer' },
-      },
-    },
-  };
+    tags: TAGS.map(([, name, description]) => ({ name, description })),
+  }) as unknown as Json;
+  return { ...doc, webhooks: Object.fromEntries(EVENT_NAMES.map((event) => [event, webhook(event)])) };
 }

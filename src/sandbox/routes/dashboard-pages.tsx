@@ -1,4 +1,8 @@
 import { Hono } from 'hono';
+import { z } from 'zod';
+import { createRoute, openapi } from '../http/declare.js';
+import { pageAnswer, pageErrors, PUBLIC } from '../http/responses.js';
+import { recordId } from '../shapes.js';
 import type { SandboxEnv } from '../http/env.js';
 import { Layout, page } from '../http/layout.js';
 import { SandboxApiError } from '../http/problem.js';
@@ -103,14 +107,61 @@ function PickUserPage(props: { app: AppRecord; users: UserRecord[]; pass: string
 }
 
 /** The index, the embedded-app dashboard and avatars. */
-export const dashboardPages = new Hono<SandboxEnv>()
-  .get('/', (c) => {
-    const { ledger, siteUrl } = c.get('core');
-    return page(c, 200, <IndexPage siteUrl={siteUrl} app={ledger.app(ledger.seed.app_id)} />);
-  })
-  // The embedded app, with a signed context token (a JWT) in its address, for the holder of a preview
-  // pass only (docs/DECISIONS.md §9): an anonymous local caller gets no token, and no page either.
-  .get('/dashboard/apps/:app_id', (c) => {
+const home = createRoute({
+  method: 'get',
+  path: '/',
+  summary: 'The sandbox home page',
+  security: PUBLIC,
+  responses: { 200: pageAnswer('The sandbox home page') },
+});
+
+const dashboard = createRoute({
+  method: 'get',
+  path: '/dashboard/apps/{app_id}',
+  summary: "The marketplace dashboard with the app's embedded page (a preview link's holder only)",
+  security: PUBLIC,
+  request: {
+    params: z.strictObject({ app_id: recordId('app') }),
+    query: z.object({
+      [PREVIEW_PARAM]: z.string().meta({ description: 'The preview pass of `mkt apps preview`' }),
+      user_id: z.string().meta({ description: 'The user the app is shown to' }).optional(),
+    }),
+  },
+  responses: {
+    200: pageAnswer("The dashboard (or the choice of a user), framing the app's embed URL"),
+    ...pageErrors(404),
+  },
+});
+
+const avatar = createRoute({
+  method: 'get',
+  path: '/avatars/{file}',
+  summary: "A user's avatar",
+  security: PUBLIC,
+  request: { params: z.strictObject({ file: z.string().regex(/^usr_[A-Za-z0-9_-]{1,60}\.svg$/) }) },
+  responses: {
+    200: {
+      description: "The user's initial on a coloured square",
+      headers: z.object({ 'X-Request-Id': z.string() }),
+      content: { 'image/svg+xml': { schema: z.string() } },
+    },
+    ...pageErrors(404),
+  },
+});
+
+export const dashboardPages = new Hono<SandboxEnv>();
+
+openapi(dashboardPages, home, (c) => {
+  const { ledger, siteUrl } = c.get('core');
+  return page(c, 200, <IndexPage siteUrl={siteUrl} app={ledger.app(ledger.seed.app_id)} />);
+});
+
+// The embedded app, with a signed context token (a JWT) in its address, for the holder of a preview
+// pass only (docs/DECISIONS.md §9): an anonymous local caller gets no token, and no page either.
+openapi(
+  dashboardPages,
+  dashboard,
+  (c) => {
     const core = c.get('core');
     const { ledger } = core;
     const app = ledger.app(c.req.param('app_id'));
@@ -143,16 +194,19 @@ export const dashboardPages = new Hono<SandboxEnv>()
     frame.searchParams.set('app_id', app.id);
     frame.searchParams.set(CONTEXT_TOKEN_PARAM, token);
     return show(<DashboardPage app={app} user={user} frameUrl={frame.toString()} />);
-  })
-  // The user's initial on a coloured square.
-  .get('/avatars/:file', (c) => {
-    const user = c.get('core').ledger.user(c.req.param('file').replace(/\.svg$/, ''));
-    if (!user) throw notFound('No such avatar.');
-    const initial = (
-      <text x="32" y="42" font-size="28" text-anchor="middle" fill="#fff" font-family="sans-serif">
-        {(user.name.trim()[0] ?? '?').toUpperCase()}
-      </text>
-    );
-    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#5b6ee1"/>${String(initial)}</svg>`;
-    return c.body(svg, 200, { 'content-type': 'image/svg+xml' });
-  });
+  },
+  { ownRequest: true },
+);
+
+// The user's initial on a coloured square.
+openapi(dashboardPages, avatar, (c) => {
+  const user = c.get('core').ledger.user(c.req.param('file').replace(/\.svg$/, ''));
+  if (!user) throw notFound('No such avatar.');
+  const initial = (
+    <text x="32" y="42" font-size="28" text-anchor="middle" fill="#fff" font-family="sans-serif">
+      {(user.name.trim()[0] ?? '?').toUpperCase()}
+    </text>
+  );
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#5b6ee1"/>${String(initial)}</svg>`;
+  return c.body(svg, 200, { 'content-type': 'image/svg+xml' });
+});

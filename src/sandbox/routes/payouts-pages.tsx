@@ -1,4 +1,7 @@
 import { Hono } from 'hono';
+import { z } from 'zod';
+import { createRoute, openapi } from '../http/declare.js';
+import { pageAnswer, pageErrors, PUBLIC } from '../http/responses.js';
 import { decodeUtf8, mediaType, readRawBody } from '../http/body.js';
 import type { SandboxEnv } from '../http/env.js';
 import { sameOriginForm } from '../http/guards.js';
@@ -12,34 +15,72 @@ const SPENT =
  * The simulated payment processor's connect page (docs/PROTOCOL.md, Money): Approve links a test
  * account to the app. Single use; the form carries the link's one-time anti-CSRF token.
  */
-export const payoutsPages = new Hono<SandboxEnv>()
-  .get('/payouts/connect/:link_id', (c) => {
-    const { life, ledger } = c.get('core');
-    const link = life.connectLink(c.req.param('link_id'));
-    const app = link && ledger.app(link.app_id);
-    if (!link || !app) throw pageError('link_expired', SPENT, 404);
-    return page(
-      c,
-      200,
-      <Layout title="Connect a payment account">
-        <h1>Connect a payment account</h1>
-        <p>
-          The sandbox plays the payment processor. Approve to link a test account to{' '}
-          <strong>{app.name}</strong> (<code>{app.id}</code>), so that it can sell paid plans.
-        </p>
-        <form method="post" action={`/payouts/connect/${link.id}`}>
-          <input type="hidden" name="csrf_token" value={link.csrf} />
-          <button name="decision" value="approve">
-            Approve
-          </button>
-          <button name="decision" value="deny">
-            Deny
-          </button>
-        </form>
-      </Layout>,
-    );
-  })
-  .post('/payouts/connect/:link_id', sameOriginForm, async (c) => {
+const linkPath = z.strictObject({ link_id: z.string() });
+
+const connectPage = createRoute({
+  method: 'get',
+  path: '/payouts/connect/{link_id}',
+  summary: "The simulated processor's connect page",
+  security: PUBLIC,
+  request: { params: linkPath },
+  responses: { 200: pageAnswer("The simulated processor's connect page"), ...pageErrors(404) },
+});
+
+const connectDecision = createRoute({
+  method: 'post',
+  path: '/payouts/connect/{link_id}',
+  summary: 'The decision on the connect page (a form of this sandbox only); the link is spent',
+  security: PUBLIC,
+  request: {
+    params: linkPath,
+    body: {
+      required: true,
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: z.object({ csrf_token: z.string(), decision: z.enum(['approve', 'deny']) }),
+        },
+      },
+    },
+  },
+  responses: {
+    200: pageAnswer('The decision, shown: linked, or nothing changed'),
+    ...pageErrors(400, 403, 413),
+  },
+});
+
+export const payoutsPages = new Hono<SandboxEnv>();
+
+openapi(payoutsPages, connectPage, (c) => {
+  const { life, ledger } = c.get('core');
+  const link = life.connectLink(c.req.param('link_id'));
+  const app = link && ledger.app(link.app_id);
+  if (!link || !app) throw pageError('link_expired', SPENT, 404);
+  return page(
+    c,
+    200,
+    <Layout title="Connect a payment account">
+      <h1>Connect a payment account</h1>
+      <p>
+        The sandbox plays the payment processor. Approve to link a test account to <strong>{app.name}</strong>{' '}
+        (<code>{app.id}</code>), so that it can sell paid plans.
+      </p>
+      <form method="post" action={`/payouts/connect/${link.id}`}>
+        <input type="hidden" name="csrf_token" value={link.csrf} />
+        <button name="decision" value="approve">
+          Approve
+        </button>
+        <button name="decision" value="deny">
+          Deny
+        </button>
+      </form>
+    </Layout>,
+  );
+});
+
+openapi(
+  payoutsPages,
+  connectDecision,
+  async (c) => {
     const req = c.env.incoming;
     const raw = await readRawBody(req);
     if (mediaType(req) !== 'application/x-www-form-urlencoded') {
@@ -73,4 +114,6 @@ export const payoutsPages = new Hono<SandboxEnv>()
         </p>
       </Layout>,
     );
-  });
+  },
+  { ownRequest: true, before: [sameOriginForm] },
+);

@@ -3,6 +3,10 @@ import type { IncomingMessage } from 'node:http';
 import type { SandboxCore } from '../../core.js';
 import { decodeUtf8, mediaType, readRawBody } from '../../http/body.js';
 import type { SandboxEnv } from '../../http/env.js';
+import { z } from 'zod';
+import { createRoute, openapi } from '../../http/declare.js';
+import { pageAnswer, pageErrors, PUBLIC, redirectAnswer } from '../../http/responses.js';
+import { SCOPE_LIST } from '../../shapes.js';
 import { sameOriginForm } from '../../http/guards.js';
 import { page } from '../../http/layout.js';
 import { pageError, SandboxApiError } from '../../http/problem.js';
@@ -164,10 +168,73 @@ async function submitConsent(core: SandboxCore, req: IncomingMessage): Promise<s
   }
 }
 
+const consentPageRoute = createRoute({
+  method: 'get',
+  path: '/oauth/authorize',
+  summary: 'The consent page (Authorization Code with PKCE; RFC 6749 §4.1.1, RFC 7636)',
+  security: PUBLIC,
+  request: {
+    query: z.object({
+      client_id: z.string().regex(/^cid_[A-Za-z0-9_-]{1,60}$/),
+      redirect_uri: z.string(),
+      response_type: z.literal('code'),
+      scope: z
+        .string()
+        .meta({ description: 'Space-separated scopes (identity:read when absent)', pattern: SCOPE_LIST })
+        .optional(),
+      state: z.string().max(512).optional(),
+      code_challenge: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{43}$/)
+        .optional(),
+      code_challenge_method: z.literal('S256').optional(),
+    }),
+  },
+  responses: { 200: pageAnswer('The consent page'), ...pageErrors(400, 429) },
+});
+
+const consentDecision = createRoute({
+  method: 'post',
+  path: '/oauth/authorize',
+  summary: 'The decision on the consent page (a form of this sandbox only)',
+  security: PUBLIC,
+  request: {
+    body: {
+      required: true,
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: z.object({
+            request_id: z.string(),
+            csrf_token: z.string(),
+            decision: z.enum(['approve', 'deny']),
+            user_id: z.string().optional(),
+          }),
+        },
+      },
+    },
+  },
+  responses: {
+    302: redirectAnswer('The decision, redirected to the app with `code` (or `error`) and `state`'),
+    ...pageErrors(400, 403, 413),
+  },
+});
+
 /** The consent page and its form (pages: failures are shown, never redirected). */
-export const consentRoutes = new Hono<SandboxEnv>()
-  .get('/oauth/authorize', (c) => page(c, 200, showConsent(c.get('core'), new URL(c.req.url))))
-  .post('/oauth/authorize', sameOriginForm, async (c) => {
+export const consentRoutes = new Hono<SandboxEnv>();
+
+openapi(
+  consentRoutes,
+  consentPageRoute,
+  (c) => page(c, 200, showConsent(c.get('core'), new URL(c.req.url))),
+  {
+    ownRequest: true,
+  },
+);
+
+openapi(
+  consentRoutes,
+  consentDecision,
+  async (c) => {
     try {
       const location = await submitConsent(c.get('core'), c.env.incoming);
       return c.body(null, 302, { location, 'cache-control': 'no-store' });
@@ -177,7 +244,9 @@ export const consentRoutes = new Hono<SandboxEnv>()
         throw new SandboxApiError(error.status, error.code, error.message, {}, 'page');
       throw error;
     }
-  });
+  },
+  { ownRequest: true, before: [sameOriginForm] },
+);
 
 /** Removes codes and consent requests past their expiry (called periodically). */
 export function sweepCodes(core: SandboxCore): void {

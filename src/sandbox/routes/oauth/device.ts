@@ -1,12 +1,24 @@
 import { Hono } from 'hono';
+import { z } from 'zod';
 import { randomInt } from 'node:crypto';
 import type { SandboxCore } from '../../core.js';
 import type { SandboxEnv } from '../../http/env.js';
+import { createRoute, openapi } from '../../http/declare.js';
+import {
+  CLIENT_SECURITY,
+  errorAnswer,
+  oauthErrorAnswer,
+  openJson,
+  pageAnswer,
+  pageErrors,
+  PUBLIC,
+} from '../../http/responses.js';
 import { sameOriginForm } from '../../http/guards.js';
 import { page } from '../../http/layout.js';
 import { NO_STORE, noStoreError, oauthError, pageError, SandboxApiError } from '../../http/problem.js';
 import { randomId, secretsEqual } from '../../ids.js';
 import { issueTokens, type TokenResponse } from '../../model.js';
+import { SCOPE_LIST } from '../../shapes.js';
 import { SCOPES, type AppRecord, type Scope } from '../../storage/records.js';
 import { authenticateClient } from './client-auth.js';
 import { chosenUser, orderedUsers, readForm } from './consent.js';
@@ -234,21 +246,121 @@ async function submitDevice(
   return 'approved';
 }
 
+/** RFC 8628 §3.1: the client and the scopes; parameters it does not know are ignored. */
+const DeviceRequest = z
+  .looseObject({
+    client_id: z.string().min(1),
+    client_secret: z.string().min(1).optional(),
+    scope: z
+      .string()
+      .meta({ description: 'Space-separated scopes (identity:read when absent)', pattern: SCOPE_LIST })
+      .optional(),
+  })
+  .meta({ id: 'DeviceAuthorizationRequest' });
+
+const deviceAuthorization = createRoute({
+  method: 'post',
+  path: '/api/oauth/device_authorization',
+  summary: 'A device code and the code the person types (RFC 8628 §3.1–3.2)',
+  security: CLIENT_SECURITY,
+  request: {
+    body: {
+      required: true,
+      content: {
+        'application/json': { schema: DeviceRequest },
+        'application/x-www-form-urlencoded': { schema: DeviceRequest },
+      },
+    },
+  },
+  responses: {
+    200: openJson(
+      'A device code (RFC 8628 §3.2)',
+      z.strictObject({
+        device_code: z.string(),
+        user_code: z.string().regex(/^[B-DF-HJ-NP-TV-XZ]{4}-[B-DF-HJ-NP-TV-XZ]{4}$/),
+        verification_uri: z.string(),
+        verification_uri_complete: z.string(),
+        expires_in: z.int().min(1),
+        interval: z.int().min(1),
+      }),
+      true,
+    ),
+    400: oauthErrorAnswer(
+      400,
+      'Refused (RFC 6749 §5.2): a parameter is missing or invalid, or a scope unknown',
+    ),
+    401: oauthErrorAnswer(401, 'Client authentication failed'),
+    413: oauthErrorAnswer(413, 'The body is larger than 1 MiB'),
+    415: oauthErrorAnswer(415, 'The body is neither JSON nor form-encoded'),
+    // The app's pending device codes are bounded (not an OAuth error: the API's).
+    429: errorAnswer(429),
+  },
+});
+
+const devicePage = createRoute({
+  method: 'get',
+  path: '/oauth/device',
+  summary: 'The device verification page: the person types the code shown on the device',
+  security: PUBLIC,
+  request: { query: z.object({ user_code: z.string().optional() }) },
+  responses: { 200: pageAnswer('The device verification page'), ...pageErrors(400, 429) },
+});
+
+const deviceDecision = createRoute({
+  method: 'post',
+  path: '/oauth/device',
+  summary: 'The decision on the verification page (a form of this sandbox only)',
+  security: PUBLIC,
+  request: {
+    body: {
+      required: true,
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: z.object({
+            user_code: z.string(),
+            csrf_token: z.string(),
+            decision: z.enum(['approve', 'deny']),
+            user_id: z.string().optional(),
+          }),
+        },
+      },
+    },
+  },
+  responses: { 200: pageAnswer('The decision, shown'), ...pageErrors(400, 403, 413, 429) },
+});
+
 /** The device authorization endpoint and its verification page (`/oauth/device`). */
-export const deviceRoutes = new Hono<SandboxEnv>()
-  .post('/api/oauth/device_authorization', async (c) => {
+export const deviceRoutes = new Hono<SandboxEnv>();
+
+// It reads its JSON or form body itself: its refusals are RFC 6749's.
+openapi(
+  deviceRoutes,
+  deviceAuthorization,
+  async (c) => {
     try {
       return c.json(await authorizeDevice(c.get('core'), c.env.incoming), 200, NO_STORE);
     } catch (error) {
       throw noStoreError(error);
     }
-  })
-  .get('/oauth/device', (c) => {
+  },
+  { ownRequest: true },
+);
+
+openapi(
+  deviceRoutes,
+  devicePage,
+  (c) => {
     const params = new URL(c.req.url).searchParams;
     const address = c.env.incoming.socket.remoteAddress ?? '';
     return page(c, 200, showDevicePage(c.get('core'), single(params, 'user_code'), address));
-  })
-  .post('/oauth/device', sameOriginForm, async (c) => {
+  },
+  { ownRequest: true },
+);
+
+openapi(
+  deviceRoutes,
+  deviceDecision,
+  async (c) => {
     try {
       const address = c.env.incoming.socket.remoteAddress ?? '';
       const outcome = await submitDevice(c.get('core'), await readForm(c.env.incoming), address);
@@ -258,4 +370,6 @@ export const deviceRoutes = new Hono<SandboxEnv>()
         throw new SandboxApiError(error.status, error.code, error.message, {}, 'page');
       throw error;
     }
-  });
+  },
+  { ownRequest: true, before: [sameOriginForm] },
+);
