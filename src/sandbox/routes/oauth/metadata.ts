@@ -17,13 +17,10 @@ const Metadata = z
     code_challenge_methods_supported: z.array(z.literal('S256')),
     token_endpoint_auth_methods_supported: z.array(z.enum(['client_secret_post', 'client_secret_basic'])),
     scopes_supported: z.array(z.enum(SCOPES)),
-    sandbox_client_id: z
-      .string()
-      .optional()
-      .meta({
-        description:
-          "The sandbox's own member (RFC 8414 §2 allows more): the seeded app's client id, public as in every authorization URL, so that mkt's hint for a person not yet signed in is a line that works",
-      }),
+    sandbox_client_id: z.string().optional().meta({
+      description:
+        "The sandbox's own member (RFC 8414 §2 allows more): the seeded app's client id, public as in every authorization URL, so that mkt's hint for a person not yet signed in is a line that works",
+    }),
   })
   .meta({ id: 'AuthorizationServerMetadata', description: 'RFC 8414 §2' });
 
