@@ -50,7 +50,8 @@ describe('what the sandbox reads after a write', () => {
     });
     expect(declined.status).toBe(402);
     const view = await call(sb, 'GET', `/api/v1/simulator/users/${user.json.id}?app_id=${app}`, { key });
-    expect(view.json).toMatchObject({ plan: 'free', payment_behaviour: 'declines' });
+    // A request that fails changes nothing: the behaviour it set before the declined charge is undone.
+    expect(view.json).toMatchObject({ plan: 'free', payment_behaviour: 'succeeds' });
   });
 
   it('counts each request of a user token in the usage it answers, and forgets a deleted key', async () => {
