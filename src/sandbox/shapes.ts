@@ -101,7 +101,7 @@ export const Tokens = z
   })
   .meta({ id: 'Tokens', description: 'RFC 6749 §5.1, with the scopes granted' });
 
-export const Clock = z.strictObject({ now: stamp, offset_s: z.int().min(0) }).meta({ id: 'Clock' });
+export const Clock = z.strictObject({ now: stamp, offset_s: z.int() }).meta({ id: 'Clock' });
 
 const CHARGE_KINDS = ['initial', 'renewal', 'retry'] as const;
 const LifeEvent = z.discriminatedUnion('event', [

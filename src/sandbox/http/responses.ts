@@ -32,6 +32,13 @@ const RATE = {
   'X-RateLimit-Remaining': digits.meta({ description: 'Requests left in this minute' }),
   'X-RateLimit-Reset': digits.meta({ description: 'When the minute ends (Unix seconds)' }),
 };
+/** On a refusal: the rate-limit headers only once the request was counted (not on 400/413 before routing). */
+const RATE_IF_COUNTED = {
+  ...REQUEST_ID,
+  'X-RateLimit-Limit': RATE['X-RateLimit-Limit'].optional(),
+  'X-RateLimit-Remaining': RATE['X-RateLimit-Remaining'].optional(),
+  'X-RateLimit-Reset': RATE['X-RateLimit-Reset'].optional(),
+};
 const NO_STORE_HEADERS = {
   ...REQUEST_ID,
   'Cache-Control': z.literal('no-store'),
@@ -61,7 +68,7 @@ export const errorAnswer = (status: ErrorStatus) => ({
       ? { ...REQUEST_ID, 'WWW-Authenticate': z.string().meta({ description: 'RFC 6750 §3' }) }
       : status === 429
         ? { ...RATE, 'Retry-After': digits.meta({ description: 'Seconds until the limit resets' }) }
-        : RATE,
+        : RATE_IF_COUNTED,
   ),
   content: { 'application/json': { schema: ApiError } },
 });

@@ -4,6 +4,7 @@ import { EVENT_NAMES, HEADER } from '../../wire.js';
 import type { SandboxCore } from '../core.js';
 import { sandboxApp } from '../http/app.js';
 import type { Mounted } from '../http/declare.js';
+import { ApiError } from '../http/responses.js';
 import { ENVELOPES } from '../shapes.js';
 
 // The sandbox's API as an OpenAPI 3.1 document, made by @hono/zod-openapi from the declaration each
@@ -31,7 +32,7 @@ export function declarations(): RouteConfig[] {
         operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
         tags: declaration.tags ?? [tagOf(path)],
         // The Host rule answers before any route (docs/DECISIONS.md §2, local servers).
-        responses: { ...declaration.responses, 421: { $ref: '#/components/responses/Misdirected' } },
+        responses: { ...declaration.responses, 421: MISDIRECTED },
       });
     } else undeclared.add(key);
   }
@@ -41,6 +42,12 @@ export function declarations(): RouteConfig[] {
   }
   return [...out.values()];
 }
+
+/** The Host rule's refusal, before any route (docs/DECISIONS.md §2, local servers). */
+const MISDIRECTED = {
+  description: 'The Host is not this loopback server',
+  content: { 'application/json': { schema: ApiError } },
+};
 
 /** The groups of operations, by the service they belong to. */
 const TAGS: Array<[RegExp, string, string]> = [
@@ -106,10 +113,6 @@ export function openApiDocument(siteUrl = 'http://127.0.0.1:7878'): Json {
     type: 'http',
     scheme: 'basic',
     description: 'OAuth client authentication: client id and secret, form-encoded (RFC 6749 §2.3.1)',
-  });
-  registry.openAPIRegistry.registerComponent('responses', 'Misdirected', {
-    description: 'The Host is not this loopback server (421, before any route; docs/DECISIONS.md §2)',
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   });
   for (const route of declarations()) registry.openAPIRegistry.registerPath(route);
   const doc = registry.getOpenAPI31Document({

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { createRoute, openapi, type DeclaredAnswer } from '../http/declare.js';
 import type { SandboxEnv } from '../http/env.js';
-import { openJson, PUBLIC } from '../http/responses.js';
+import { errorAnswer, openJson, PUBLIC } from '../http/responses.js';
 
 let made: string | undefined;
 
@@ -23,7 +23,7 @@ const document = createRoute({
   path: '/api/v1/openapi.json',
   summary: 'This document (made from the route declarations on the first request)',
   security: PUBLIC,
-  responses: { 200: openJson('This document', OpenApiDocument) },
+  responses: { 200: openJson('This document', OpenApiDocument), 400: errorAnswer(400) },
 });
 
 /** `GET /api/v1/openapi.json`, open to all: the document is made on the first request (not at start). */

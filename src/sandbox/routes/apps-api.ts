@@ -40,7 +40,7 @@ const routes = {
     summary: 'Apps: with a key, its one app; with a developer token, every app the developer owns',
     security: API_SECURITY,
     request: { query: LIST_QUERY },
-    responses: { 200: apiJson('Apps', list(App)), ...apiErrors() },
+    responses: { 200: apiJson('Apps', list(App)), ...apiErrors(403) },
   }),
   create: createRoute({
     method: 'post',

@@ -112,7 +112,7 @@ const home = createRoute({
   path: '/',
   summary: 'The sandbox home page',
   security: PUBLIC,
-  responses: { 200: pageAnswer('The sandbox home page') },
+  responses: { 200: pageAnswer('The sandbox home page'), ...pageErrors(400) },
 });
 
 const dashboard = createRoute({
@@ -129,7 +129,7 @@ const dashboard = createRoute({
   },
   responses: {
     200: pageAnswer("The dashboard (or the choice of a user), framing the app's embed URL"),
-    ...pageErrors(404),
+    ...pageErrors(400, 404),
   },
 });
 
@@ -145,7 +145,7 @@ const avatar = createRoute({
       headers: z.object({ 'X-Request-Id': z.string() }),
       content: { 'image/svg+xml': { schema: z.string() } },
     },
-    ...pageErrors(404),
+    ...pageErrors(400, 404),
   },
 });
 

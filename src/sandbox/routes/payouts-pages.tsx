@@ -23,7 +23,7 @@ const connectPage = createRoute({
   summary: "The simulated processor's connect page",
   security: PUBLIC,
   request: { params: linkPath },
-  responses: { 200: pageAnswer("The simulated processor's connect page"), ...pageErrors(404) },
+  responses: { 200: pageAnswer("The simulated processor's connect page"), ...pageErrors(400, 404) },
 });
 
 const connectDecision = createRoute({

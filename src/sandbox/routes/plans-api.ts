@@ -53,10 +53,7 @@ const PRICE_BY_KIND = [
     required: ['kind'],
   },
   { properties: { kind: { const: 'one_time' }, trial_days: { const: 0 } }, required: ['kind', 'price'] },
-  {
-    properties: { kind: { enum: ['monthly', 'annual'] }, price: { type: 'object' } },
-    required: ['kind', 'price'],
-  },
+  { properties: { kind: { enum: ['monthly', 'annual'] } }, required: ['kind', 'price'] },
 ];
 const planPath = z.strictObject({ app_id: recordId('app'), plan_id: planId });
 const json = <S extends z.ZodType>(schema: S) => ({

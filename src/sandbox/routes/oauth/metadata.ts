@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { createRoute, openapi } from '../../http/declare.js';
 import type { SandboxEnv } from '../../http/env.js';
-import { openJson, PUBLIC } from '../../http/responses.js';
+import { openJson, pageErrors, PUBLIC } from '../../http/responses.js';
 import { SCOPES } from '../../storage/records.js';
 import { DEVICE_GRANT_TYPE } from './device.js';
 
@@ -29,7 +29,7 @@ const metadata = createRoute({
   path: '/.well-known/oauth-authorization-server',
   summary: 'RFC 8414 authorization server metadata',
   security: PUBLIC,
-  responses: { 200: openJson('RFC 8414 metadata', Metadata) },
+  responses: { 200: openJson('RFC 8414 metadata', Metadata), ...pageErrors(400) },
 });
 
 /** RFC 8414 authorization server metadata, and the sandbox's `sandbox_client_id` (the seeded app's client id). */
