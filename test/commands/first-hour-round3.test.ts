@@ -113,6 +113,9 @@ describe('money as people write it, from one formatter', () => {
       ]);
       expect(declined.code).toBe(1);
       expect(declined.stderr).toContain(`The charge of ${money} for plan "${plan}" was declined`);
+      // A refused request changes nothing (docs/PROTOCOL.md): the charge shown is a paid one's.
+      const paid = await ctx.mkt(['simulator', 'users', 'create', '--plan', plan, '--trial-days', '0']);
+      expect(paid.code, paid.stderr).toBe(0);
     }
     const payments = await ctx.mkt(['apps', 'payments', 'list']);
     expect(payments.stdout).toContain('9.99 USD');

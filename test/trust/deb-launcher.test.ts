@@ -1,5 +1,5 @@
 // The .deb's /usr/bin/mkt reached through a symbolic link (~/bin/mkt -> /usr/bin/mkt) runs the Node
-// of /usr/lib/mkt beside its real path, never a `../lib/mkt/bin/node` next to the link's folder.
+// of /usr/lib/mkt beside its real path, never a `../lib/mkt/lib/node` next to the link's folder.
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -25,10 +25,10 @@ describe('the launchers', () => {
     const root = join(work.path, 'root');
     await mkdir(join(root, 'usr/bin'), { recursive: true });
     await writeFile(join(root, 'usr/bin/mkt'), debLauncher(), { mode: 0o755 });
-    await fakeNode(join(root, 'usr/lib/mkt/bin/node'), 'real');
-    // The link's folder, with a node planted where ../lib/mkt/bin/node of the link would be.
+    await fakeNode(join(root, 'usr/lib/mkt/lib/node'), 'real');
+    // The link's folder, with a node planted where ../lib/mkt/lib/node of the link would be.
     const home = join(work.path, 'home');
-    await fakeNode(join(home, 'lib/mkt/bin/node'), 'planted');
+    await fakeNode(join(home, 'lib/mkt/lib/node'), 'planted');
     await mkdir(join(home, 'bin'), { recursive: true });
     await symlink(join(root, 'usr/bin/mkt'), join(home, 'bin/mkt'));
     // A relative link to the link, too.
@@ -45,9 +45,10 @@ describe('the launchers', () => {
     const dir = join(work.path, 'standalone/bin');
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'mkt'), standaloneLauncher(), { mode: 0o755 });
-    await fakeNode(join(dir, 'node'), 'real');
+    await fakeNode(join(work.path, 'standalone/lib/node'), 'real');
     const other = join(work.path, 'other');
-    await fakeNode(join(other, 'node'), 'planted');
+    await fakeNode(join(work.path, 'lib/node'), 'planted'); // ../lib/node of the link's folder
+    await mkdir(other, { recursive: true });
     await symlink(join(dir, 'mkt'), join(other, 'mkt'));
     expect(execFileSync(join(other, 'mkt'), [], { encoding: 'utf8' })).toBe(`real ${join(dir, 'run.js')}\n`);
   });

@@ -32,7 +32,9 @@ export function declarations(): RouteConfig[] {
         operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
         tags: declaration.tags ?? [tagOf(path)],
         // The Host rule answers before any route (docs/DECISIONS.md §2, local servers).
-        responses: { ...declaration.responses, 421: MISDIRECTED },
+        // An internal error can follow any request (a bug, or a fault such as a damaged file); it
+        // changes nothing, and the fuzz run fails on any (test/openapi/fuzz.test.ts).
+        responses: { ...declaration.responses, 421: MISDIRECTED, 500: INTERNAL },
       });
     } else undeclared.add(key);
   }
@@ -46,6 +48,13 @@ export function declarations(): RouteConfig[] {
 /** The Host rule's refusal, before any route (docs/DECISIONS.md §2, local servers). */
 const MISDIRECTED = {
   description: 'The Host is not this loopback server',
+  content: { 'application/json': { schema: ApiError } },
+};
+
+/** An internal error: `{"error": {"code": "internal_error", …}}`, nothing changed (docs/PROTOCOL.md, Errors). */
+const INTERNAL = {
+  description:
+    'An internal error of the sandbox (a bug, or a fault of its disk or files); nothing was changed',
   content: { 'application/json': { schema: ApiError } },
 };
 

@@ -1,15 +1,14 @@
 // The main flows through the SDK @hey-api/openapi-ts makes from the document (its fetch client, types
-// and functions, named by the document's operationIds): no cast anywhere
-// (test/openapi/generated-clients.test.ts type-checks and runs it).
+// and functions): no cast anywhere (test/openapi/generated-clients.test.ts type-checks and runs it).
 import { createClient, createConfig } from './hey/client/index.ts';
 import {
-  listApps,
-  getEntitlements,
-  getWhoami,
-  createApp,
-  createKey,
-  createPlan,
-  sendEvent,
+  getApiV1Apps,
+  getApiV1Entitlements,
+  getApiV1Whoami,
+  postApiV1Apps,
+  postApiV1AppsAppIdKeys,
+  postApiV1AppsAppIdPlans,
+  postApiV1SimulatorEvents,
 } from './hey/sdk.gen.ts';
 import type { Flow } from './flow.ts';
 
@@ -18,20 +17,20 @@ export async function main(flow: Flow) {
   const developer = createClient(
     createConfig({ baseUrl: flow.siteUrl, headers: { authorization: `Bearer ${flow.token}` } }),
   );
-  const me = await getWhoami({ client });
-  const entitled = await getEntitlements({ client, query: { user_id: flow.userId } });
-  const apps = await listApps({ client });
-  const made = await createApp({
+  const me = await getApiV1Whoami({ client });
+  const entitled = await getApiV1Entitlements({ client, query: { user_id: flow.userId } });
+  const apps = await getApiV1Apps({ client });
+  const made = await postApiV1Apps({
     client: developer,
     body: { name: 'Hey Flow', redirect_uris: ['http://127.0.0.1/callback'] },
   });
-  const plan = await createPlan({
+  const plan = await postApiV1AppsAppIdPlans({
     client,
     path: { app_id: flow.appId },
     body: { id: 'hey-gold', name: 'Gold', kind: 'monthly', price: { amount: 1500, currency: 'USD' } },
   });
-  const key = await createKey({ client, path: { app_id: flow.appId }, body: { mode: 'test' } });
-  const sent = await sendEvent({
+  const key = await postApiV1AppsAppIdKeys({ client, path: { app_id: flow.appId }, body: { mode: 'test' } });
+  const sent = await postApiV1SimulatorEvents({
     client,
     body: { app_id: flow.appId, event: 'user.authorized' },
   });
