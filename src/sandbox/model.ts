@@ -118,7 +118,7 @@ export function addTestUser(
   const user: UserRecord = {
     id,
     email: input.email ?? `${id}@sandbox.test`,
-    name: input.name ?? 'Test User',
+    name: input.name ?? `Test User ${id.slice(-4)}`, // each one told apart in lists and on pages
     app_id: app.id,
     created_at: isoStamp(now),
   };

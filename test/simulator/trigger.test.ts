@@ -203,3 +203,16 @@ describe('mkt simulator', () => {
     expect(JSON.parse(no.stdout)).toMatchObject({ allowed: false, reason: 'feature_not_in_plan' });
   });
 });
+
+describe('test users made without a name', () => {
+  it('are told apart: each default name ends with the end of its id', async () => {
+    const made = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await mkt(['simulator', 'users', 'create', '--plan', 'free', '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      made.push(JSON.parse(r.stdout) as { id: string; name: string });
+    }
+    for (const u of made) expect(u.name).toBe(`Test User ${u.id.slice(-4)}`);
+    expect(made[0]!.name).not.toBe(made[1]!.name);
+  });
+});

@@ -241,7 +241,7 @@ export class Life {
       const user: UserRecord = {
         id,
         email: input.email ?? `${id}@sandbox.test`,
-        name: input.name ?? 'Test User',
+        name: input.name ?? `Test User ${id.slice(-4)}`,
         app_id: app.id,
         created_at: isoStamp(this.core.now()),
       };
