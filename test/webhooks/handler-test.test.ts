@@ -199,9 +199,9 @@ describe('mkt webhooks test', () => {
     expect(h.accepted.length).toBe(9);
   });
 
-  it('takes the secret from --secret-env', async () => {
+  it.each(['--secret-env', '--secret-from-env'])('takes the secret from %s', async (flag) => {
     const h = await start(SECRET);
-    const r = await mktTest(['--forward-to', String(h.port), '--secret-env', 'MY_SECRET', '--json'], {
+    const r = await mktTest(['--forward-to', String(h.port), flag, 'MY_SECRET', '--json'], {
       MKT_WEBHOOK_SECRET: 'whsec_not_this_one',
       MY_SECRET: SECRET,
     });

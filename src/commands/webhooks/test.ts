@@ -32,6 +32,8 @@ A handler that passes: docs/webhooks.md, "Your webhook handler".`;
     }),
     'secret-env': Flags.string({
       description: 'name of the environment variable holding the signing secret',
+      // The name listen, verify and resend take; --secret-from-env reads as well.
+      aliases: ['secret-from-env'],
     }),
     tolerance: Flags.integer({
       description:
