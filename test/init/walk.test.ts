@@ -3,8 +3,8 @@
 // reloads the app (the session kept), a triggered event (no --app: the project's mkt.json) verified
 // by the app, then six simulated minutes later (faketime) the backlog of an event sent while mkt dev
 // was down and a resend, both accepted by the app's 5-minute tolerance (restamped), and the project's own tests under `mkt sandbox exec --seed mkt.fixtures.json` from a
-// fresh copy without .env. The Node app runs on Node 20 (the oldest it supports), then its tests on
-// 22 and 24.
+// fresh copy without .env. The Node app is walked on Node 20 (the oldest it supports; its tests then
+// on 20, 22 and 24), and again on 22 and on 24.
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -25,12 +25,12 @@ describe.skipIf(!hasChromium())('mkt init, then mkt dev (Chromium)', () => {
     await browser?.close();
   });
 
-  const walk = async (template: 'node' | 'python') => {
+  const walk = async (template: 'node' | 'python', node: 20 | 22 | 24 = 20) => {
     const work = await tempDir('mkt-init-');
     const port = await freePort();
     const token = await developerToken(ctx.sandbox, ['apps:write', 'identity:read']);
-    // The app's own runtime first on PATH: Node 20 (the system's), Debian's Python.
-    const PATH = pathWith(template === 'node' ? nodeBin(20) : SYSTEM_BIN);
+    // The app's own runtime first on PATH: Node 20 (the system's), 22 or 24; Debian's Python.
+    const PATH = pathWith(template === 'node' ? nodeBin(node) : SYSTEM_BIN);
     // As the developer signed in with apps:write (the token stands for `mkt login --scope apps:write`).
     const env = { MKT_SITE_URL: ctx.sandbox.siteUrl, MKT_API_KEY: undefined, MKT_ACCESS_TOKEN: token, PATH };
     const dir = join(work.path, 'my-app');
@@ -167,7 +167,8 @@ describe.skipIf(!hasChromium())('mkt init, then mkt dev (Chromium)', () => {
     const fresh = join(work.path, 'fresh');
     cpSync(dir, fresh, { recursive: true });
     rmSync(join(fresh, '.env'));
-    const versions = template === 'node' ? [20, 22, 24] : [0];
+    // The Node 20 walk runs the tests on each Node; the 22 and 24 walks on their own.
+    const versions = template === 'python' ? [0] : node === 20 ? [20, 22, 24] : [node];
     for (const version of versions) {
       const test = template === 'node' ? ['npm', 'test'] : ['python3', '-m', 'unittest'];
       const exec = await runMkt(['sandbox', 'exec', '--seed', 'mkt.fixtures.json', '--', ...test], ctx.dir, {
@@ -187,6 +188,11 @@ describe.skipIf(!hasChromium())('mkt init, then mkt dev (Chromium)', () => {
     'node: init, install, dev, sign-in, reload, trigger, a late resend, CI tests',
     { timeout: 240_000 },
     () => walk('node'),
+  );
+  it.each([22, 24] as const)(
+    'node on Node %s: the same walk, the app on that Node',
+    { timeout: 240_000 },
+    (node) => walk('node', node),
   );
   it.skipIf(!hasFlask)('python: the same with Flask', { timeout: 180_000 }, () => walk('python'));
 });
