@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { MAX_PER_DESTINATION } from '../../src/sandbox/webhooks/dispatcher.js';
 import { developerToken, startTestSandbox } from '../support/sandbox.js';
-import { startServer, type TestServer } from '../support/server.js';
+import { failFirstAttempt, type TestServer } from '../support/server.js';
 import { call } from './helpers.js';
 
 // One slow receiver never delays another's deliveries (docs/DECISIONS.md, delivery concurrency):
@@ -19,16 +19,9 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-/** A receiver that fails each delivery's first attempt at once (so that it is retried in the background). */
+/** A receiver of the suite's (failFirstAttempt), closed after each test. */
 async function receiver(onRetry: (res: ServerResponse) => void): Promise<TestServer> {
-  const tried = new Set<string>();
-  const server = await startServer((req, res) => {
-    const id = String(req.headers['x-marketplace-delivery']);
-    if (!tried.has(id)) {
-      tried.add(id);
-      res.writeHead(500).end();
-    } else onRetry(res);
-  });
+  const server = await failFirstAttempt(onRetry);
   servers.push(server);
   return server;
 }

@@ -112,3 +112,18 @@ export function json(
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
+
+/**
+ * A webhook receiver that fails each delivery's first attempt at once (so that the sandbox retries
+ * it in the background) and hands each retry's answer to `onRetry`, which may leave it hanging.
+ */
+export async function failFirstAttempt(onRetry: (res: ServerResponse) => void): Promise<TestServer> {
+  const tried = new Set<string>();
+  return startServer((req, res) => {
+    const id = String(req.headers['x-marketplace-delivery']);
+    if (!tried.has(id)) {
+      tried.add(id);
+      res.writeHead(500).end();
+    } else onRetry(res);
+  });
+}
