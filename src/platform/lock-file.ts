@@ -11,22 +11,102 @@ export interface LockHolder {
   pid: number;
   started_at: string;
   host: string;
+  /** Which taking of the lock this is: two takings by one process in one millisecond differ. */
+  take?: string;
   [field: string]: unknown;
 }
 
 /** A lock file whose content cannot be read is this old (ms) before it counts as abandoned. */
 const UNREADABLE_GRACE_MS = 2_000;
 
-/** Lock paths this process holds now (a lock naming our pid that is not here was left by a previous run). */
-const heldHere = new Set<string>();
+/**
+ * The takings of locks this process holds or is making now (a lock naming our pid whose taking is
+ * not here was left by a previous run of the same pid: a restarted container).
+ */
+const takesHere = new Set<string>();
 
 function parseHolder(text: string): LockHolder | null {
   try {
     const h = JSON.parse(text) as Partial<LockHolder>;
     if (!Number.isSafeInteger(h.pid) || (h.pid ?? 0) <= 0 || typeof h.started_at !== 'string') return null;
-    return { ...h, pid: h.pid!, started_at: h.started_at, host: typeof h.host === 'string' ? h.host : '' };
+    return {
+      ...h,
+      pid: h.pid!,
+      started_at: h.started_at,
+      host: typeof h.host === 'string' ? h.host : '',
+      take: typeof h.take === 'string' ? h.take : undefined,
+    };
   } catch {
     return null;
+  }
+}
+
+/**
+ * Puts the lock file `path` in place with `text` in it, whole: written to a draft of this process
+ * first, then linked to the name (link(2) fails with EEXIST on an existing name, as O_EXCL does) or,
+ * to `replace` an abandoned lock, renamed over it (the name is never free in between). So no process
+ * ever finds a lock made but not yet written: a holder that stalls between the two (a loaded
+ * machine) would look like one that died while starting, and be taken over while it runs. Where a
+ * folder takes no hard links, O_EXCL then a write.
+ */
+async function putWhole(path: string, text: string, replace = false): Promise<void> {
+  const draft = `${path}.${process.pid}.${process.hrtime.bigint()}.new`;
+  const handle = await open(draft, 'wx', 0o600);
+  try {
+    await handle.writeFile(text);
+  } finally {
+    await handle.close();
+  }
+  try {
+    if (replace) return await rename(draft, path);
+    await link(draft, path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
+    const direct = await open(path, 'wx', 0o600);
+    try {
+      await direct.writeFile(text);
+    } finally {
+      await direct.close();
+    }
+  } finally {
+    await rm(draft, { force: true });
+  }
+}
+
+/** How long a taker holds the breaker of a lock at most (µs in fact); an older one's taker died. */
+const BREAKER_STALE_MS = 5_000;
+
+/**
+ * Replaces the abandoned lock `path`, whose holder was `found`, with `text`: under its breaker (one
+ * taker at a time), and only if it still holds `found` (a lock released and taken again since is a
+ * live one). Answers whether it did.
+ */
+async function replaceAbandoned(
+  path: string,
+  found: LockHolder | 'unreadable',
+  text: string,
+  now: () => number,
+): Promise<boolean> {
+  const breaker = `${path}.break`;
+  try {
+    await putWhole(breaker, text);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const age = await stat(breaker).then(
+      (s) => now() - s.mtimeMs,
+      () => 0,
+    );
+    if (age > BREAKER_STALE_MS) await rm(breaker, { force: true });
+    else await new Promise((r) => setTimeout(r, 10));
+    return false;
+  }
+  try {
+    if (!same(await readHolder(path), found)) return false;
+    await putWhole(path, text, true);
+    return true;
+  } finally {
+    await rm(breaker, { force: true });
   }
 }
 
@@ -47,9 +127,9 @@ async function readHolder(path: string): Promise<LockHolder | 'unreadable' | nul
  * counts as alive. Our own pid holds it only if this process took it (else a container restarted
  * with the same pid as the run that was killed).
  */
-function alive(path: string, h: LockHolder): boolean {
+function alive(h: LockHolder): boolean {
   if (h.host && h.host !== hostname()) return true;
-  if (h.pid === process.pid) return heldHere.has(path);
+  if (h.pid === process.pid) return h.take !== undefined && takesHere.has(h.take);
   try {
     process.kill(h.pid, 0);
   } catch (err) {
@@ -67,12 +147,13 @@ const same = (a: LockHolder | 'unreadable' | null, b: LockHolder | 'unreadable')
     a !== 'unreadable' &&
     b !== 'unreadable' &&
     a.pid === b.pid &&
-    a.started_at === b.started_at);
+    a.started_at === b.started_at &&
+    a.take === b.take);
 
 /** The running process that holds the lock file `path`, if any. */
 async function liveHolder(path: string): Promise<LockHolder | null> {
   const h = await readHolder(path);
-  return h && h !== 'unreadable' && alive(path, h) ? h : null;
+  return h && h !== 'unreadable' && alive(h) ? h : null;
 }
 
 export interface LockOptions {
@@ -93,7 +174,6 @@ export class FileLock {
     readonly path: string,
     readonly holder: LockHolder,
   ) {
-    heldHere.add(path);
     // process.exit (a second Ctrl-C) skips `finally` blocks; the lock still goes.
     process.once('exit', this.onExit);
   }
@@ -110,18 +190,17 @@ export class FileLock {
       pid: process.pid,
       started_at: new Date(now()).toISOString(),
       host: hostname(),
+      take: process.hrtime.bigint().toString(36),
       ...options.fields,
     };
-    for (let attempt = 0; ; attempt++) {
+    // Take-overs tried (a lock released between our look and our try is only looked at again).
+    for (let attempt = 0; ; ) {
+      takesHere.add(me.take!);
       try {
-        const handle = await open(path, 'wx', 0o600);
-        try {
-          await handle.writeFile(`${JSON.stringify(me)}\n`);
-        } finally {
-          await handle.close();
-        }
+        await putWhole(path, `${JSON.stringify(me)}\n`);
         return new FileLock(path, me);
       } catch (err) {
+        takesHere.delete(me.take!);
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       if (attempt >= 50) {
@@ -130,7 +209,8 @@ export class FileLock {
       const found = await readHolder(path);
       if (found === null) continue; // released meanwhile
       if (found === 'unreadable') {
-        // A holder that has created the file and not yet written it, or one that died in between.
+        // Not one this version writes (putWhole): an older mkt's, created and not yet written, or
+        // left so by a crash.
         const age = await stat(path).then(
           (s) => now() - s.mtimeMs,
           () => 0,
@@ -139,31 +219,22 @@ export class FileLock {
           await new Promise((r) => setTimeout(r, 100));
           continue;
         }
-      } else if (alive(path, found)) {
+      } else if (alive(found)) {
         return found;
       }
-      // Abandoned. Move it aside (atomic), then make sure what was moved is what we judged abandoned:
-      // another process may have taken it over between our read and the rename.
-      const aside = `${path}.${process.pid}.stale`;
-      try {
-        await rename(path, aside);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw err;
-      }
-      const moved = await readHolder(aside);
-      if (!same(moved, found)) {
-        // We moved a live lock: put it back (unless yet another one appeared) and look again.
-        await link(aside, path).catch(() => undefined);
-        await rm(aside, { force: true });
+      attempt++;
+      // Abandoned: replaced by ours in one step, if it is still the one we judged.
+      takesHere.add(me.take!);
+      if (!(await replaceAbandoned(path, found, `${JSON.stringify(me)}\n`, now))) {
+        takesHere.delete(me.take!);
         continue;
       }
-      await rm(aside, { force: true });
       options.warn?.(
         found === 'unreadable'
           ? `Took over the ${label} ${path}, which held no process (one that died while starting).`
           : `Took over the ${label} of process ${found.pid} (started ${found.started_at}), which is no longer running.`,
       );
+      return new FileLock(path, me);
     }
   }
 
@@ -171,10 +242,11 @@ export class FileLock {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    heldHere.delete(this.path);
     process.off('exit', this.onExit);
     const found = await readHolder(this.path).catch(() => null);
     if (same(found, this.holder)) await rm(this.path, { force: true });
+    // Ours until it is gone: a taker of this process must not judge it abandoned before.
+    takesHere.delete(this.holder.take!);
   }
 
   private releaseSync(): void {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { withFileLock } from '../../src/platform/lock-file.js';
@@ -80,4 +81,50 @@ it('takes over a lock whose pid now belongs to a process that started after the 
   } finally {
     other.kill('SIGKILL');
   }
+});
+
+it('is never found made but not yet written: a slow holder is waited for, never taken over', async () => {
+  // 100 takers at once in this process, and a reader between every step of theirs: with the lock
+  // created first and written after (O_EXCL, then a write), the reader would find it empty, as a
+  // taker does while its holder is descheduled (a loaded machine), and after 2 s takes it over.
+  const path = join(dir.path, 'x.lock');
+  const clock = manualClock(Date.now());
+  let reading = true;
+  const seen = { whole: 0, empty: 0 };
+  const reader = (async () => {
+    while (reading) {
+      let text: string | null = null;
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch {
+        // not there between two holders
+      }
+      if (text === '') seen.empty++;
+      else if (text !== null) seen.whole++;
+      await new Promise((r) => setImmediate(r));
+    }
+  })();
+  let inside = 0;
+  let most = 0;
+  await Promise.all(
+    Array.from({ length: 100 }, () =>
+      withFileLock(
+        path,
+        clock,
+        async () => {
+          most = Math.max(most, ++inside);
+          await new Promise((r) => setImmediate(r));
+          inside--;
+        },
+        { pollMs: 1 },
+      ),
+    ),
+  );
+  reading = false;
+  await reader;
+  expect(most).toBe(1);
+  expect(seen.whole).toBeGreaterThan(0);
+  expect(seen.empty).toBe(0);
+  // No draft is left behind.
+  expect((await readdir(dir.path)).filter((f) => f !== 'x.lock')).toEqual([]);
 });

@@ -119,11 +119,15 @@ describe.skipIf(!hasChromium())('mkt init, then mkt dev (Chromium)', () => {
       const source = join(dir, template === 'node' ? 'src/server.js' : 'app.py');
       const edited = Date.now();
       writeFileSync(source, readFileSync(source, 'utf8').replace('Signed in as', 'Welcome back,'));
+      // What mkt dev printed goes with a failure: the reloader's own lines say where the time went.
       await expect
         .poll(async () => ((await tab.reload())?.ok() ? await tab.locator('main').textContent() : ''), {
-          timeout: 15_000,
+          timeout: 30_000,
         })
-        .toContain('Welcome back, Test User');
+        .toContain('Welcome back, Test User')
+        .catch((err: Error) => {
+          throw new Error(`${err.message}\n--- mkt dev:\n${dev.stdout().slice(-4000)}${dev.stderr()}`);
+        });
       console.log(
         `[${template}] edit to the reloaded app answering: ${((Date.now() - edited) / 1000).toFixed(1)} s`,
       );
