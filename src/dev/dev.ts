@@ -7,6 +7,10 @@ import type { Deps } from '../deps.js';
 import { MktError, UsageError } from '../errors.js';
 import { PROJECT_FILE, readProject } from '../init/project.js';
 import { checkApp } from './preflight.js';
+import { readOwnFileSync, removeSync, writeFileAtomicSync } from '../platform/fs-atomic.js';
+import { stopGroupOf, type ProcessMark } from '../platform/processes.js';
+import { dataDir } from '../platform/paths.js';
+import { safeText } from '../output/safe-text.js';
 import { Supervisor, type ProcessSpec } from './supervisor.js';
 import { checkEnvSecret, portInUse, siteAnswers, waitUntil } from './checks.js';
 
@@ -46,7 +50,6 @@ export async function runDev(deps: Deps, input: DevInput): Promise<void> {
 
   // One mkt dev per app: a second one names the first instead of finding its port busy.
   const { FileLock } = await import('../platform/lock-file.js');
-  const { dataDir } = await import('../platform/paths.js');
   const lock = await FileLock.tryAcquire(join(dataDir(deps.env), 'dev', `${appId}.lock`), {
     fields: { dir: input.dir, port },
     label: 'mkt dev lock',
@@ -62,7 +65,13 @@ export async function runDev(deps: Deps, input: DevInput): Promise<void> {
   }
   const mkt = [process.execPath, process.argv[1]!];
   const global = ['--profile', deps.profile, '--site-url', deps.siteUrl];
-  const supervisor = new Supervisor(deps.out, 'webhooks'.length);
+  // What runs is recorded beside the lock: a mkt dev killed outright (kill -9) leaves its processes
+  // running, and the next one ends them, those it can prove are the same (src/platform/processes.ts).
+  const running = join(dataDir(deps.env), 'dev', `${appId}.running.json`);
+  await stopLeftovers(deps, running);
+  const supervisor = new Supervisor(deps.out, 'webhooks'.length, (marks) =>
+    writeFileAtomicSync(running, `${JSON.stringify(marks)}\n`),
+  );
   try {
     if (!(await siteAnswers(deps.siteUrl))) {
       if (deps.siteUrlSource !== 'default') {
@@ -137,8 +146,28 @@ export async function runDev(deps: Deps, input: DevInput): Promise<void> {
     );
   } finally {
     await supervisor.stop();
+    removeSync(running);
     await lock.release();
   }
+}
+
+/** Ends what a killed mkt dev of this app left running, as recorded in `path`, and says so. */
+async function stopLeftovers(deps: Deps, path: string): Promise<void> {
+  // A link or another user's file there is refused (RefusedError), as every state file of mkt's.
+  const text = readOwnFileSync(path, { maxBytes: 64 * 1024, code: 'dev_state_refused' });
+  if (text === undefined) return;
+  let marks: Record<string, ProcessMark> = {};
+  try {
+    marks = JSON.parse(text) as Record<string, ProcessMark>;
+  } catch {
+    // Torn or not ours: nothing provable to end.
+  }
+  for (const [name, mark] of Object.entries(marks).slice(0, 8)) {
+    if (typeof mark !== 'object' || mark === null) continue;
+    if (await stopGroupOf({ pid: Number(mark.pid), start: mark.start && String(mark.start) }))
+      deps.out.warn(`Stopped the ${safeText(name)} a previous mkt dev left running (pid ${Number(mark.pid)}).`);
+  }
+  removeSync(path);
 }
 
 /** Whether the app answers HTTP at `url` (any status). */

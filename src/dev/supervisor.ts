@@ -6,7 +6,7 @@
 // stop() ends every process this supervisor started, and nothing else.
 import { watch, type FSWatcher } from 'node:fs';
 import { copyLinesTo } from '../platform/line-copy.js';
-import { spawnChild, type Child } from '../platform/processes.js';
+import { spawnChild, type Child, type ProcessMark } from '../platform/processes.js';
 import type { Style } from '../output/colour.js';
 import type { Output } from '../output/output.js';
 import { safeText } from '../output/safe-text.js';
@@ -42,7 +42,13 @@ export class Supervisor {
     private readonly out: Output,
     /** Names are padded to this width, so that the lines of every process line up. */
     private readonly width: number,
+    /** Told the processes running now each time one starts or ends (to record them). */
+    private readonly onRunning: (marks: Record<string, ProcessMark>) => void = () => undefined,
   ) {}
+
+  private told(): void {
+    this.onRunning(Object.fromEntries([...this.running].map(([name, child]) => [name, child.mark])));
+  }
 
   /** Starts `spec` and keeps it running until stop(). */
   add(spec: ProcessSpec): void {
@@ -71,6 +77,7 @@ export class Supervisor {
     });
     const started = Date.now();
     this.running.set(spec.name, child);
+    this.told();
     const { stdout, stderr } = child.process;
     if (spec.show === 'stderr') stdout!.resume();
     // Read only as fast as mkt dev's own output takes it, a line at most 16 KiB (src/platform/line-copy.ts).
@@ -79,6 +86,7 @@ export class Supervisor {
     child.process.on('error', (err) => this.say(spec, `could not start ${command}: ${err.message}`));
     child.process.on('close', (code, signal) => {
       this.running.delete(spec.name);
+      this.told();
       if (this.stopping) return;
       const how = signal ? `was stopped by ${signal}` : `exited with code ${code}`;
       const ran = Date.now() - started;

@@ -80,6 +80,30 @@ export function signalProcess(mark: ProcessMark, signal: NodeJS.Signals): boolea
   }
 }
 
+/**
+ * Ends the process group whose leader `mark` recorded (a child spawnChild started, left running by
+ * an mkt that was killed): SIGTERM, then SIGKILL after `graceMs`, only while the leader is provably
+ * the recorded process. Answers whether it was there to end.
+ */
+export async function stopGroupOf(mark: ProcessMark, graceMs = 5_000): Promise<boolean> {
+  if (!isSameProcess(mark)) return false;
+  try {
+    process.kill(-mark.pid, 'SIGTERM');
+  } catch {
+    return false;
+  }
+  for (const until = Date.now() + graceMs; Date.now() < until && isSameProcess(mark); )
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  if (isSameProcess(mark)) {
+    try {
+      process.kill(-mark.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return true;
+}
+
 /** Every process below `pid` (its children, theirs…), from /proc's parent pids; none elsewhere. */
 export function descendants(pid: number): number[] {
   if (process.platform !== 'linux') return [];

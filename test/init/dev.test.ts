@@ -71,6 +71,45 @@ describe('mkt dev', () => {
     await folder.remove();
   });
 
+  it('after kill -9, the next mkt dev ends what the killed one left running, and no stranger', async () => {
+    const folder = await tempDir();
+    const port = await freePort();
+    const first = startMkt(['dev', '--command', `sleep 40.${port}`, '--port', String(port)], ctx.dir, {
+      env: ctx.env,
+      cwd: folder.path,
+    });
+    await first.waitForStderr((s) => s.includes('Ctrl-C stops'), 15_000);
+    const pgrep = () => spawnSync('pgrep', ['-f', `^sleep 40.${port}$`]).stdout.toString().trim();
+    await expect.poll(pgrep, { timeout: 5_000 }).not.toBe('');
+    const left = pgrep();
+    first.child.kill('SIGKILL');
+    await first.exit();
+    expect(pgrep()).toBe(left); // killed outright: its app runs on
+    // A stranger (a process mkt did not start, as a reused pid would be) recorded beside it: never signalled.
+    const stranger = spawn('sleep', ['41'], { stdio: 'ignore' });
+    const state = join(ctx.dir, 'data', 'dev');
+    const file = spawnSync('sh', ['-c', `ls ${state}/*.running.json`]).stdout.toString().trim();
+    const recorded = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { pid: number; start: string }>;
+    recorded.stranger = { pid: stranger.pid!, start: '1' };
+    await writeFile(file, JSON.stringify(recorded));
+    try {
+      const second = startMkt(['dev', '--command', `sleep 42.${port}`, '--port', String(port)], ctx.dir, {
+        env: ctx.env,
+        cwd: folder.path,
+      });
+      await second.waitForStderr((s) => s.includes('Ctrl-C stops'), 15_000);
+      expect(second.stderr()).toMatch(/Stopped the app a previous mkt dev left running \(pid \d+\)/);
+      expect(second.stderr()).not.toMatch(/Stopped the stranger/);
+      await expect.poll(pgrep, { timeout: 5_000 }).toBe('');
+      expect(stranger.exitCode).toBeNull();
+      second.child.kill('SIGINT');
+      expect((await second.exit()).code).toBe(130);
+    } finally {
+      stranger.kill();
+    }
+    await folder.remove();
+  });
+
   it('a Node project before npm install (or with no npm) says the one fix and starts nothing (exit 1)', async () => {
     const folder = await tempDir();
     const port = await freePort();
