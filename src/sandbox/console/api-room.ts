@@ -2,14 +2,21 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../wire.js';
-import { requireScope, routeApp } from '../http/auth.js';
-import type { RouteContext, SandboxEnv } from '../http/env.js';
-import type { TokenRecord } from '../storage/records.js';
-import { SandboxApiError } from '../http/problem.js';
-import { createRoute, openapi } from '../http/declare.js';
-import { API_SECURITY, apiErrors, apiJson, apiNoContent, apiStream, writeErrors } from '../http/responses.js';
-import { cursorParam, limitParam, NO_QUERY } from '../http/schemas.js';
-import { Delivery, DeliverySummary, Link, list, LogEntry, recordId } from '../shapes.js';
+import { requireScope, routeApp } from '../kernel/http/auth.js';
+import type { RouteContext, SandboxEnv } from '../kernel/http/env.js';
+import type { TokenRecord } from '../kernel/storage/records.js';
+import { SandboxApiError } from '../kernel/http/problem.js';
+import { createRoute, openapi } from '../kernel/http/declare.js';
+import {
+  API_SECURITY,
+  apiErrors,
+  apiJson,
+  apiNoContent,
+  apiStream,
+  writeErrors,
+} from '../kernel/http/responses.js';
+import { cursorParam, limitParam, NO_QUERY } from '../kernel/http/schemas.js';
+import { Delivery, DeliverySummary, Link, list, LogEntry, recordId } from '../kernel/shapes.js';
 import {
   getDelivery,
   listDeliveries,
@@ -17,7 +24,7 @@ import {
   RecordsQueryError,
   streamRequests,
 } from './records-api.js';
-import { credentialOf, writeOpen } from '../streams.js';
+import { credentialOf, writeOpen } from '../kernel/streams.js';
 
 /** Runs a records query, its refusals turned into the sandbox's one error. */
 function answer<T>(work: () => T): T {
@@ -272,7 +279,7 @@ openapi(consoleApi, routes.logStream, (c) => {
     ),
   );
   res.on('close', stop);
-  // Ends when the credential that opened it is gone, as the relay does (src/sandbox/streams.ts).
+  // Ends when the credential that opened it is gone, as the relay does (src/sandbox/kernel/streams.ts).
   c.get('core').streams.add(res, { kind: 'log', appId: app.id, ...credentialOf(c.get('principal')) });
   return RESPONSE_ALREADY_SENT;
 });

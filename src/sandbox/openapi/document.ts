@@ -1,14 +1,14 @@
 import { OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { EVENT_NAMES, HEADER } from '../../wire.js';
-import type { SandboxCore } from '../core.js';
-import { sandboxApp } from '../http/app.js';
-import type { Mounted } from '../http/declare.js';
-import { ApiError } from '../http/responses.js';
-import { ENVELOPES } from '../shapes.js';
+import type { SandboxCore } from '../kernel/core.js';
+import { sandboxApp } from '../app.js';
+import type { Mounted } from '../kernel/http/declare.js';
+import { ApiError } from '../kernel/http/responses.js';
+import { ENVELOPES } from '../kernel/shapes.js';
 
 // The sandbox's API as an OpenAPI 3.1 document, made by @hono/zod-openapi from the declaration each
-// route is mounted with (src/sandbox/http/declare.ts), read back from the router itself, so that
+// route is mounted with (src/sandbox/kernel/http/declare.ts), read back from the router itself, so that
 // every route it has is described and nothing else. Made when first asked (GET
 // /api/v1/openapi.json) and at build time (schema/openapi.json).
 
@@ -40,7 +40,9 @@ export function declarations(): RouteConfig[] {
   }
   for (const key of undeclared) {
     if (!out.has(key))
-      throw new Error(`The route ${key} is mounted without a declaration (src/sandbox/http/declare.ts).`);
+      throw new Error(
+        `The route ${key} is mounted without a declaration (src/sandbox/kernel/http/declare.ts).`,
+      );
   }
   return [...out.values()];
 }

@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { createRoute, openapi, type DeclaredAnswer } from '../http/declare.js';
-import type { SandboxEnv } from '../http/env.js';
-import { errorAnswer, openJson, PUBLIC } from '../http/responses.js';
+import { createRoute, openapi, type DeclaredAnswer } from '../kernel/http/declare.js';
+import type { SandboxEnv } from '../kernel/http/env.js';
+import { errorAnswer, openJson, PUBLIC } from '../kernel/http/responses.js';
 
 let made: string | undefined;
 
