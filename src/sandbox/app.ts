@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { SandboxCore } from './kernel/core.js';
+import { openApiDocument } from './openapi/document.js';
 import { dashboardPages } from './console/dashboard-pages.js';
 import { appsApi } from './apps/api.js';
 import { identityApi } from './identity/api.js';
@@ -20,6 +21,7 @@ import { openApiRoutes } from './openapi/route.js';
 import type { SandboxEnv } from './kernel/http/env.js';
 import { apiGuard, front } from './kernel/http/guards.js';
 import { answerProblem, SandboxApiError } from './kernel/http/problem.js';
+import { ConsoleRoom } from './console/room.js';
 
 /**
  * The rooms of the authenticated API, each a Hono router with its routes, schemas and handlers in
@@ -46,7 +48,6 @@ const OPEN_ROUTES: ReadonlyArray<Hono<SandboxEnv>> = [
   deviceRoutes,
   tokenRoutes,
   payoutsPages,
-  openApiRoutes,
 ];
 
 const pattern = (path: string) => new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+').replace(/\*$/, '.*')}$`);
@@ -57,8 +58,9 @@ export function sandboxApp(core: SandboxCore): Hono<SandboxEnv> {
   app.use(front(core));
   // Registered before the API's middleware, so that they answer without API authentication.
   for (const routes of OPEN_ROUTES) app.route('/', routes);
+  app.route('/', openApiRoutes(app));
   // The developer console is an application of its own (its sessions, CSRF and pages).
-  const console = (c: { req: { raw: Request } }) => core.console.app.fetch(c.req.raw);
+  const console = (c: { req: { raw: Request } }) => core.services.get(ConsoleRoom).app.fetch(c.req.raw);
   app.all('/console', console).all('/console/*', console);
   const api = new Hono<SandboxEnv>();
   api.use(apiGuard);
@@ -80,4 +82,9 @@ export function sandboxApp(core: SandboxCore): Hono<SandboxEnv> {
   });
   app.onError(answerProblem);
   return app;
+}
+
+/** The OpenAPI document of the sandbox's application (schema/openapi.json, `GET /api/v1/openapi.json`). */
+export function sandboxDocument(siteUrl?: string): Record<string, unknown> {
+  return openApiDocument(sandboxApp({} as SandboxCore), siteUrl);
 }

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ConsoleRoom } from './console/room.js';
 import { newRequestId } from './logs/request-log.js';
-import type { SandboxCore } from './kernel/core.js';
+import { Services, type SandboxCore } from './kernel/core.js';
 import { Life } from './billing/life.js';
 import { SqlBillingStore } from './billing/sql-store.js';
 import { RateLimiter } from './kernel/http/rate-limit.js';
@@ -153,16 +153,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const { ledger } = core;
   const app = sandboxApp(core);
   const check = options.checkAnswers === '0' ? undefined : options.checkAnswers;
-  const listener = getRequestListener(
-    check
-      ? await (
-          await import('./openapi/check-answers.js')
-        ).checkAnswers(
-          app.fetch,
-          check === '1' ? join(options.dataDir, 'answers-outside-openapi.jsonl') : check,
-        )
-      : app.fetch,
-  );
+  const listener = getRequestListener(check ? await checkedFetch(app, options.dataDir, check) : app.fetch);
   handle = (req, res) => {
     res.setHeader('x-request-id', newRequestId());
     if (options.log !== undefined) {
@@ -187,7 +178,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     consoleLink() {
       const developer = core.ledger.user(core.ledger.seed.developer_id);
       if (!developer) throw new Error('The seeded developer is gone; start the sandbox with reset.');
-      return core.console.link({
+      return core.services.get(ConsoleRoom).link({
         developerId: developer.id,
         appId: core.ledger.seed.app_id,
         label: `${developer.name} <${developer.email}>`,
@@ -196,7 +187,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
-        core.life.stop();
+        core.services.get(Life).stop();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         core.deliveries.close();
         core.streams.closeAll();
@@ -209,6 +200,16 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       return closing;
     },
   };
+}
+
+/** The app's `fetch` with each answer checked against its document (MKT_SANDBOX_CHECK_ANSWERS). */
+async function checkedFetch(app: ReturnType<typeof sandboxApp>, dataDir: string, check: string) {
+  const [{ checkAnswers }, { openApiDocument }] = await Promise.all([
+    import('./openapi/check-answers.js'),
+    import('./openapi/document.js'),
+  ]);
+  const file = check === '1' ? join(dataDir, 'answers-outside-openapi.jsonl') : check;
+  return checkAnswers(app.fetch, file, () => openApiDocument(app));
 }
 
 /**
@@ -231,7 +232,8 @@ async function openCore(options: SandboxOptions, now: () => number, log: (line: 
   const streams = new Streams();
   ledger.onCredentialGone = (gone) => streams.gone(gone);
   const relay = new Relay((appId) => ledger.history(appId), streams);
-  const core = {
+  const services = new Services();
+  const core: SandboxCore = {
     ledger,
     relay,
     streams,
@@ -242,24 +244,30 @@ async function openCore(options: SandboxOptions, now: () => number, log: (line: 
       log,
     }),
     rateLimiter: new RateLimiter(now),
-    console: new ConsoleRoom({
-      // Its reads follow the ledger's (the last committed state while the clock is being advanced).
-      db: { prepare: (text: string) => ledger.readDb.prepare(text) } as DatabaseSync,
-      now,
-      siteUrl: () => core.siteUrl,
-      port: () => core.port,
-      saveToken: async (v) => {
-        ledger.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
-        await ledger.sync();
-      },
-    }),
     now,
     siteUrl: '',
     port: 0,
     authRequests: new Map(),
     codes: new Map(),
-  } as Omit<SandboxCore, 'life'> as SandboxCore;
-  core.life = new Life(core, new SqlBillingStore(ledger));
+    services,
+    onApiCall: (p) => {
+      if (p.kind === 'token') life.countCall(p.app.id, p.user.id);
+    },
+    onAnswered: (request) => consoleRoom.recordRequest(request, (id) => ledger.app(id)?.owner_id),
+  };
+  const life = new Life(core, new SqlBillingStore(ledger));
+  const consoleRoom = new ConsoleRoom({
+    // Its reads follow the ledger's (the last committed state while the clock is being advanced).
+    db: { prepare: (text: string) => ledger.readDb.prepare(text) } as DatabaseSync,
+    now,
+    siteUrl: () => core.siteUrl,
+    port: () => core.port,
+    saveToken: async (v) => {
+      ledger.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
+      await ledger.sync();
+    },
+  });
+  services.add(life).add(consoleRoom);
   try {
     if (fresh && options.fixtures) seedFromFixtures(core, options.fixtures.fixtures, options.fixtures.digest);
     else if (fresh) seedLedger(core);
@@ -267,10 +275,10 @@ async function openCore(options: SandboxOptions, now: () => number, log: (line: 
     // below creates are attempted once, by emit, and not a second time by resume.
     core.deliveries.resume();
     // Transitions that fell due while the sandbox was stopped happen now, in order.
-    core.life.start();
+    life.start();
     await ledger.sync();
   } catch (error) {
-    core.life.stop();
+    life.stop();
     core.deliveries.close();
     await ledger.close();
     throw error;

@@ -7,6 +7,7 @@ import { createRoute, openapi } from '../kernel/http/declare.js';
 import { API_SECURITY, apiErrors, apiJson, writeErrors } from '../kernel/http/responses.js';
 import { cursorParam, limitParam, NO_QUERY } from '../kernel/http/schemas.js';
 import { Link, list, Payment, recordId, stamp } from '../kernel/shapes.js';
+import { Life } from './life.js';
 
 const appPath = z.strictObject({ app_id: recordId('app') });
 
@@ -64,7 +65,7 @@ export const moneyApi = new Hono<SandboxEnv>();
 
 openapi(moneyApi, routes.payouts, (c) => {
   const app = routeApp(c);
-  const p = c.get('core').life.store.payouts(app.id);
+  const p = c.get('core').services.get(Life).store.payouts(app.id);
   return c.json(
     {
       app_id: app.id,
@@ -78,7 +79,7 @@ openapi(moneyApi, routes.payouts, (c) => {
 
 openapi(moneyApi, routes.link, (c) => {
   const app = routeApp(c);
-  const link = c.get('core').life.startConnect(app.id);
+  const link = c.get('core').services.get(Life).startConnect(app.id);
   return c.json(
     { url: `${c.get('core').siteUrl}/payouts/connect/${link.id}`, expires_at: link.expires_at },
     201,
@@ -97,11 +98,14 @@ openapi(moneyApi, routes.payments, (c) => {
     throw invalidRequest('Query parameter "cursor" is not a cursor this server issued.');
   }
   const limit = Number(limitText);
-  const rows = c.get('core').life.store.payments(app.id, {
-    userId: q.user_id,
-    after: Number(q.cursor ?? 0),
-    limit: limit + 1,
-  });
+  const rows = c
+    .get('core')
+    .services.get(Life)
+    .store.payments(app.id, {
+      userId: q.user_id,
+      after: Number(q.cursor ?? 0),
+      limit: limit + 1,
+    });
   const page = rows.slice(0, limit);
   const hasMore = rows.length > limit;
   return c.json(

@@ -7,6 +7,7 @@ import type { SandboxEnv } from '../kernel/http/env.js';
 import { sameOriginForm } from '../kernel/http/guards.js';
 import { Layout, page } from '../kernel/http/layout.js';
 import { pageError } from '../kernel/http/problem.js';
+import { Life } from './life.js';
 
 const SPENT =
   'This link was used, has expired, or the form is not its own; ask for a new one: mkt apps payments link';
@@ -51,7 +52,8 @@ const connectDecision = createRoute({
 export const payoutsPages = new Hono<SandboxEnv>();
 
 openapi(payoutsPages, connectPage, (c) => {
-  const { life, ledger } = c.get('core');
+  const { ledger, services } = c.get('core');
+  const life = services.get(Life);
   const link = life.connectLink(c.req.param('link_id'));
   const app = link && ledger.app(link.app_id);
   if (!link || !app) throw pageError('link_expired', SPENT, 404);
@@ -87,7 +89,8 @@ openapi(
       throw pageError('invalid_request', 'Send the form as application/x-www-form-urlencoded.');
     }
     const form = new URLSearchParams(decodeUtf8(raw) ?? '');
-    const { life, ledger } = c.get('core');
+    const { ledger, services } = c.get('core');
+    const life = services.get(Life);
     const link = life.takeConnectLink(c.req.param('link_id'), form.get('csrf_token') ?? '');
     const app = link && ledger.app(link.app_id);
     if (!link || !app) throw pageError('link_expired', SPENT, 403);

@@ -9,6 +9,7 @@ import { SandboxApiError } from '../kernel/http/problem.js';
 import type { AppRecord, UserRecord } from '../kernel/storage/records.js';
 import { CONTEXT_TOKEN_PARAM, signContextToken } from '../../wire/context-token.js';
 import { PREVIEW_PARAM } from './preview-passes.js';
+import { ConsoleRoom } from './room.js';
 
 const notFound = (message: string) => new SandboxApiError(404, 'not_found', message);
 
@@ -166,7 +167,7 @@ openapi(
     const { ledger } = core;
     const app = ledger.app(c.req.param('app_id'));
     const pass = c.req.query(PREVIEW_PARAM);
-    if (!app || !core.console.previews.opens(pass, app.id)) {
+    if (!app || !core.services.get(ConsoleRoom).previews.opens(pass, app.id)) {
       throw notFound(
         'This dashboard link does not work: it needs a preview link, good for an hour. Get one with `mkt apps preview`, or use the console’s Preview.',
       );

@@ -8,6 +8,7 @@ import { API_SECURITY, apiErrors, apiJson } from '../kernel/http/responses.js';
 import { NO_QUERY } from '../kernel/http/schemas.js';
 import { profileView } from '../kernel/model.js';
 import { Entitlement, Profile, recordId } from '../kernel/shapes.js';
+import { Life } from '../billing/life.js';
 
 const whoami = createRoute({
   method: 'get',
@@ -70,7 +71,7 @@ openapi(identityApi, entitlements, (c) => {
   if (c.get('core').ledger.user(userId) === undefined) {
     throw new SandboxApiError(404, 'not_found', `No user "${userId}".`);
   }
-  const ent = c.get('core').life.currentEntitlement(p.app.id, userId);
+  const ent = c.get('core').services.get(Life).currentEntitlement(p.app.id, userId);
   if (ent === null) {
     throw new SandboxApiError(404, 'not_found', `User "${userId}" has no entitlement on app "${p.app.id}".`);
   }

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../wire.js';
-import { PAYMENT_BEHAVIOURS } from '../billing/records.js';
 import { DELIVERY_STATES } from './deliveries/delivery-records.js';
-import { PLAN_KINDS, SCOPES, STATUSES } from './storage/records.js';
+import { PAYMENT_BEHAVIOURS, PLAN_KINDS, SCOPES, STATUSES } from './storage/records.js';
 
 // The records the API answers with, as zod schemas: the route declarations name them for each
 // status (src/sandbox/kernel/http/declare.ts) and the view functions that make them are typed by them, so

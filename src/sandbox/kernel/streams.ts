@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Principal } from './core.js';
+import type { Principal } from './principal.js';
 
 /** Whose stream this is: its kind, its app, and the key or the token grant (family) that opened it. */
 export interface StreamOwner {

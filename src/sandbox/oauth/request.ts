@@ -1,26 +1,12 @@
-import type { SandboxCore } from '../kernel/core.js';
+import type { AuthorizationRequest, SandboxCore } from '../kernel/core.js';
 import { isLoopbackUrl } from '../kernel/http/schemas.js';
 import { pageError } from '../kernel/http/problem.js';
-import { SCOPES, type AppRecord, type Scope } from '../kernel/storage/records.js';
+import { SCOPES, type Scope } from '../kernel/storage/records.js';
 
 /** A PKCE code challenge or verifier (RFC 7636 section 4.1). */
 export const PKCE_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;
 
-/**
- * A validated authorization request, stored when the consent page is shown; the form carries only
- * its id and anti-CSRF token, so scope, redirect URI, state and challenge cannot be changed on the way
- * back (docs/DECISIONS.md §2, consent).
- */
-export interface AuthorizationRequest {
-  id: string;
-  csrf: string;
-  app: AppRecord;
-  redirectUri: string;
-  scopes: Scope[];
-  state: string | null;
-  codeChallenge: string | null;
-  expiresAt: number;
-}
+export type { AuthorizationRequest } from '../kernel/core.js';
 
 /** RFC 8252 section 7.3: a registered loopback URI matches the same URI on any port. */
 export function redirectUriMatches(registered: string, requested: string): boolean {

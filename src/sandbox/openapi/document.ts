@@ -1,8 +1,8 @@
 import { OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { EVENT_NAMES, HEADER } from '../../wire.js';
-import type { SandboxCore } from '../kernel/core.js';
-import { sandboxApp } from '../app.js';
+import type { Hono } from 'hono';
+import type { SandboxEnv } from '../kernel/http/env.js';
 import type { Mounted } from '../kernel/http/declare.js';
 import { ApiError } from '../kernel/http/responses.js';
 import { ENVELOPES } from '../kernel/shapes.js';
@@ -15,8 +15,7 @@ import { ENVELOPES } from '../kernel/shapes.js';
 type Json = Record<string, unknown>;
 
 /** Every route's declaration, at the path the router serves it (rooms are mounted under /api/v1). */
-export function declarations(): RouteConfig[] {
-  const app = sandboxApp({} as SandboxCore);
+export function declarations(app: Hono<SandboxEnv>): RouteConfig[] {
   const out = new Map<string, RouteConfig>();
   const undeclared = new Set<string>();
   for (const r of app.routes) {
@@ -106,8 +105,8 @@ function schemaOf(schema: z.ZodType): Json {
   return rest;
 }
 
-/** The document; `siteUrl` is its server (the sandbox that serves it). */
-export function openApiDocument(siteUrl = 'http://127.0.0.1:7878'): Json {
+/** The document of `app` (src/sandbox/app.ts); `siteUrl` is its server (the sandbox that serves it). */
+export function openApiDocument(app: Hono<SandboxEnv>, siteUrl = 'http://127.0.0.1:7878'): Json {
   const registry = new OpenAPIHono();
   registry.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
     type: 'apiKey',
@@ -125,7 +124,7 @@ export function openApiDocument(siteUrl = 'http://127.0.0.1:7878'): Json {
     scheme: 'basic',
     description: 'OAuth client authentication: client id and secret, form-encoded (RFC 6749 §2.3.1)',
   });
-  for (const route of declarations()) registry.openAPIRegistry.registerPath(route);
+  for (const route of declarations(app)) registry.openAPIRegistry.registerPath(route);
   const doc = registry.getOpenAPI31Document({
     openapi: '3.1.0',
     info: {

@@ -8,7 +8,7 @@ import { API_SECURITY, apiJson, writeErrors } from '../kernel/http/responses.js'
 import { NO_QUERY, text } from '../kernel/http/schemas.js';
 import { Tokens } from '../kernel/shapes.js';
 import { issueTokens, userOfApp } from '../kernel/model.js';
-import { SCOPES, type AppRecord, type Scope } from '../kernel/storage/records.js';
+import { APP_SCOPES, SCOPES, type AppRecord } from '../kernel/storage/records.js';
 
 const userId = text(64, /^usr_[A-Za-z0-9]+$/);
 const appId = text(64, /^app_[A-Za-z0-9]+$/);
@@ -18,9 +18,6 @@ function simulatorApp(c: RouteContext, id: string): AppRecord {
   requireTestMode(c.get('principal'));
   return ownedApp({ core: c.get('core'), principal: c.get('principal') }, id);
 }
-
-/** The scopes a third-party app may ask for; the simulator never issues `apps:write` (docs/DECISIONS.md §2). */
-export const APP_SCOPES: readonly Scope[] = ['identity:read', 'entitlements:read'];
 
 const authorize = createRoute({
   method: 'post',

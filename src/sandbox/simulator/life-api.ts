@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { TypedResponse } from 'hono';
 import type { z } from 'zod';
 import { parseBusinessTime } from '../../wire/iso-time.js';
-import { apiError } from '../billing/life.js';
+import { apiError, Life } from '../billing/life.js';
 import { enactEvent } from './simulated.js';
 import { ownedApp, requireTestMode } from '../kernel/http/auth.js';
 import { openapi } from '../kernel/http/declare.js';
@@ -70,8 +70,8 @@ export const lifeApi = new Hono<SandboxEnv>();
 
 openapi(lifeApi, routes.clock, (c) => {
   requireTestMode(c.get('principal'));
-  c.get('core').life.catchUp();
-  return c.json(c.get('core').life.clockView(), 200);
+  c.get('core').services.get(Life).catchUp();
+  return c.json(c.get('core').services.get(Life).clockView(), 200);
 });
 
 // Business time moves forward; every transition on the way happens, in order, and is listed. Both
@@ -88,7 +88,10 @@ openapi(lifeApi, routes.advance, async (c) => {
       'Field "to" must be a real ISO 8601 date or time with a four-digit year, such as 2027-01-31 or 2027-01-31T00:00:00Z.',
     );
   }
-  const { transitions, ...clock } = await c.get('core').life.advance({ advance_s: input.advance_s, to });
+  const { transitions, ...clock } = await c
+    .get('core')
+    .services.get(Life)
+    .advance({ advance_s: input.advance_s, to });
   const answer: TypedResponse<z.output<typeof ClockAdvanced>, 200, 'json'> = await jsonWithList(
     clock,
     'transitions',
@@ -99,7 +102,8 @@ openapi(lifeApi, routes.advance, async (c) => {
 
 openapi(lifeApi, routes.listUsers, (c) => {
   const app = simulatorApp(c, c.get('query').app_id);
-  const { ledger, life } = c.get('core');
+  const { ledger, services } = c.get('core');
+  const life = services.get(Life);
   life.catchUp();
   const view = (id: string) => {
     const user = ledger.user(id);
@@ -110,15 +114,15 @@ openapi(lifeApi, routes.listUsers, (c) => {
 
 openapi(lifeApi, routes.getUser, (c) => {
   const app = simulatorApp(c, c.get('query').app_id);
-  const { life } = c.get('core');
+  const life = c.get('core').services.get(Life);
   life.catchUp();
   return c.json(life.userView(life.testUser(app, c.req.param('user_id')), app.id), 200);
 });
 
 openapi(lifeApi, routes.createUser, (c) => {
   const app = simulatorApp(c, c.get('body').app_id);
-  const { user } = c.get('core').life.createUser(app, c.get('body'));
-  return c.json(c.get('core').life.userView(user, app.id), 201);
+  const { user } = c.get('core').services.get(Life).createUser(app, c.get('body'));
+  return c.json(c.get('core').services.get(Life).userView(user, app.id), 201);
 });
 
 openapi(lifeApi, routes.updateUser, (c) => {
@@ -127,19 +131,19 @@ openapi(lifeApi, routes.updateUser, (c) => {
     throw invalidRequest('Send "plan", "payment_behaviour" or "status" to change.');
   }
   const app = simulatorApp(c, app_id);
-  const { user } = c.get('core').life.updateUser(app, c.req.param('user_id'), change);
-  return c.json(c.get('core').life.userView(user, app.id), 200);
+  const { user } = c.get('core').services.get(Life).updateUser(app, c.req.param('user_id'), change);
+  return c.json(c.get('core').services.get(Life).userView(user, app.id), 200);
 });
 
 openapi(lifeApi, routes.cancelUser, (c) => {
   const app = simulatorApp(c, c.get('body').app_id);
-  const { user } = c.get('core').life.cancelUser(app, c.req.param('user_id'));
-  return c.json(c.get('core').life.userView(user, app.id), 200);
+  const { user } = c.get('core').services.get(Life).cancelUser(app, c.req.param('user_id'));
+  return c.json(c.get('core').services.get(Life).userView(user, app.id), 200);
 });
 
 openapi(lifeApi, routes.revokeUser, (c) => {
   const app = simulatorApp(c, c.get('body').app_id);
-  const { user, scopes, tokens } = c.get('core').life.revokeUser(app, c.req.param('user_id'));
+  const { user, scopes, tokens } = c.get('core').services.get(Life).revokeUser(app, c.req.param('user_id'));
   return c.json({ user_id: user.id, app_id: app.id, scopes, tokens_revoked: tokens }, 200);
 });
 
@@ -157,7 +161,7 @@ openapi(lifeApi, routes.events, async (c) => {
   }
   let enacted;
   try {
-    enacted = enactEvent(c.get('core'), c.get('core').life, app, input.event, data);
+    enacted = enactEvent(c.get('core'), c.get('core').services.get(Life), app, input.event, data);
   } catch (e) {
     throw apiError(e);
   }
@@ -174,6 +178,6 @@ openapi(lifeApi, routes.check, (c) => {
   if (!user || (user.app_id !== app.id && user.id !== app.owner_id)) {
     throw new SandboxApiError(404, 'not_found', `No user "${input.user_id}" on app "${app.id}".`);
   }
-  c.get('core').life.catchUp();
-  return c.json(c.get('core').life.check(app.id, user.id, input.feature), 200);
+  c.get('core').services.get(Life).catchUp();
+  return c.json(c.get('core').services.get(Life).check(app.id, user.id, input.feature), 200);
 });

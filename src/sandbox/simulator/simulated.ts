@@ -1,11 +1,10 @@
 import type { SandboxCore } from '../kernel/core.js';
 import { invalidRequest, SandboxApiError } from '../kernel/http/problem.js';
 import { issueTokens } from '../kernel/model.js';
-import type { AppRecord, Scope } from '../kernel/storage/records.js';
+import { APP_SCOPES, type AppRecord, type Scope } from '../kernel/storage/records.js';
 import type { EmitResult } from '../kernel/deliveries/dispatcher.js';
 import type { Life } from '../billing/life.js';
 import type { Transition } from '../billing/records.js';
-import { APP_SCOPES } from './authorize-api.js';
 
 /** The fields each event's data may carry when it is enacted (the marketplace fills the rest). */
 const ENACTED_FIELDS: Record<string, readonly string[]> = {

@@ -102,7 +102,7 @@ export const apiGuard = createMiddleware<SandboxEnv>(async (c, next) => {
   const principal = authenticate(core, c.env.incoming.headers);
   c.set('principal', principal);
   // Usage (docs/DECISIONS.md §5): every request made with a user's access token counts.
-  if (principal.kind === 'token') core.life.countCall(principal.app.id, principal.user.id);
+  core.onApiCall(principal);
   const startedAt = core.now();
   let thrown: unknown;
   // A key's own limit; a Bearer token's grant has one of its own (refreshing does not reset it).
@@ -129,19 +129,16 @@ export const apiGuard = createMiddleware<SandboxEnv>(async (c, next) => {
     // for the commit is answered above it.
     const failed = thrown ?? c.error;
     const problem = failed === undefined ? undefined : problemOf(failed);
-    core.console.recordRequest(
-      {
-        id: String(c.env.outgoing.getHeader('x-request-id') ?? ''),
-        startedAt,
-        method: c.req.method,
-        url: c.env.incoming.url ?? c.req.path,
-        route: routePath(c, -1),
-        status: problem?.status ?? c.res.status,
-        caller: principal,
-        errorCode: problem?.code,
-      },
-      (id) => core.ledger.app(id)?.owner_id,
-    );
+    core.onAnswered({
+      id: String(c.env.outgoing.getHeader('x-request-id') ?? ''),
+      startedAt,
+      method: c.req.method,
+      url: c.env.incoming.url ?? c.req.path,
+      route: routePath(c, -1),
+      status: problem?.status ?? c.res.status,
+      caller: principal,
+      errorCode: problem?.code,
+    });
   }
 });
 

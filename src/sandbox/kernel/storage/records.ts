@@ -7,6 +7,11 @@ export type PlanKind = (typeof PLAN_KINDS)[number];
 /** Token scopes (docs/PROTOCOL.md, Identity). */
 export const SCOPES = ['identity:read', 'entitlements:read', 'apps:write'] as const;
 export type Scope = (typeof SCOPES)[number];
+/** The scopes a third-party app may ask for; the simulator never issues `apps:write` (docs/DECISIONS.md §2). */
+export const APP_SCOPES: readonly Scope[] = ['identity:read', 'entitlements:read'];
+/** How a test user's charges go (docs/DECISIONS.md §5). */
+export type PaymentBehaviour = 'succeeds' | 'declines' | 'declines_renewals';
+export const PAYMENT_BEHAVIOURS: readonly PaymentBehaviour[] = ['succeeds', 'declines', 'declines_renewals'];
 
 /** A marketplace user: the developer (`app_id: null`) or a simulator test user of one app. */
 export interface UserRecord {
