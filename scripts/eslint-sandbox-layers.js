@@ -74,7 +74,7 @@ const layers = {
       ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
       ExportAllDeclaration: (node) => check(node, node.source.value),
       ImportExpression: (node) => check(node, literal(node.source)),
-      TSImportType: (node) => check(node, literal(node.argument)),
+      TSImportType: (node) => check(node, literal(node.source ?? node.argument)),
     };
   },
 };

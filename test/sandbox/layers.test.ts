@@ -71,6 +71,9 @@ describe('the layers of the sandbox', () => {
       ),
     ).toEqual(['src/sandbox/kernel may not import src/sandbox/billing (the layers: docs/CONTRIBUTING.md).']);
     expect(
+      await layerErrors('kernel/planted.ts', "export type R = import('../console/room.js').ConsoleRoom;\n"),
+    ).toEqual(['src/sandbox/kernel may not import src/sandbox/console (the layers: docs/CONTRIBUTING.md).']);
+    expect(
       await layerErrors('kernel/http/planted.ts', "export { sandboxApp } from '../../app.js';\n"),
     ).toEqual(['src/sandbox/kernel may not import src/sandbox/app.ts (the layers: docs/CONTRIBUTING.md).']);
   });
