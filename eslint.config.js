@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { sandboxLayers } from './scripts/eslint-sandbox-layers.js';
 
 /** What no module outside src/platform calls from node:fs: they write, make, remove or rename. */
 const RAW_FILE_CALLS = [
@@ -124,6 +125,13 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  // The layers of the sandbox (docs/CONTRIBUTING.md, "The sandbox's layout"): the kernel, the services,
+  // openapi/, then app.ts and start-sandbox.ts; no import upward or between services but those named.
+  {
+    files: ['src/sandbox/**/*.ts', 'src/sandbox/**/*.tsx'],
+    plugins: { sandbox: sandboxLayers },
+    rules: { 'sandbox/layers': 'error' },
   },
   {
     // CommonJS (bin/package.json): a run starts no ES module loader.

@@ -15,8 +15,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CACHE_KIB } from '../build/sandbox/storage/database.js';
-import { DATABASE_FILE, openDatabase } from '../build/sandbox/storage/database.js';
+import { CACHE_KIB } from '../build/sandbox/kernel/storage/database.js';
+import { DATABASE_FILE, openDatabase } from '../build/sandbox/kernel/storage/database.js';
 import { developerToken } from './developer-token.js';
 import { httpClient } from './http.js';
 import { startSandboxProcess } from './sandbox-process.js';
@@ -93,7 +93,7 @@ async function floor(dataDir, answer) {
   }
   db.exec('COMMIT');
   // Durable as the sandbox's answer is: the database runs with synchronous=NORMAL, so a commit is
-  // on disk once its write-ahead log is fsync'd (src/sandbox/storage/ledger.ts does the same).
+  // on disk once its write-ahead log is fsync'd (src/sandbox/kernel/storage/ledger.ts does the same).
   const wal = openSync(join(dataDir, `${DATABASE_FILE}-wal`), 'r');
   fdatasyncSync(wal);
   closeSync(wal);

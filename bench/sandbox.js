@@ -34,22 +34,31 @@ const SIZES = process.env.SIZES ? [] : [1_000, 100_000];
 
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'mkt-bench-sandbox-'));
+// COMPARE=DIR: "today" is that built checkout's sandbox (DIR/dist/sandbox/index.js, e.g. a worktree of
+// 0805a53 after `npm run build`) instead of d8f60db bundled here.
+const COMPARE = process.env.COMPARE;
 const todayDir = join(work, 'today');
-execFileSync('sh', ['-c', `mkdir -p ${todayDir} && git -C ${root} archive ${BASE} | tar -x -C ${todayDir}`]);
-symlinkSync(join(root, 'node_modules'), join(todayDir, 'node_modules'));
-execFileSync(join(root, 'node_modules/.bin/esbuild'), [
-  join(todayDir, 'src/sandbox/index.ts'),
-  '--bundle',
-  '--platform=node',
-  '--format=esm',
-  '--packages=external',
-  '--log-level=warning',
-  `--outfile=${join(todayDir, 'build/sandbox/index.js')}`,
-]);
+if (!COMPARE) {
+  execFileSync('sh', [
+    '-c',
+    `mkdir -p ${todayDir} && git -C ${root} archive ${BASE} | tar -x -C ${todayDir}`,
+  ]);
+  symlinkSync(join(root, 'node_modules'), join(todayDir, 'node_modules'));
+  execFileSync(join(root, 'node_modules/.bin/esbuild'), [
+    join(todayDir, 'src/sandbox/index.ts'),
+    '--bundle',
+    '--platform=node',
+    '--format=esm',
+    '--packages=external',
+    '--log-level=warning',
+    `--outfile=${join(todayDir, 'build/sandbox/index.js')}`,
+  ]);
+}
 const BUNDLES = {
-  today: join(todayDir, 'build/sandbox/index.js'),
+  today: COMPARE ? join(resolve(COMPARE), 'dist/sandbox/index.js') : join(todayDir, 'build/sandbox/index.js'),
   sqlite: join(root, 'dist/sandbox/index.js'),
 };
+if (COMPARE) console.log(`today: ${BUNDLES.today}; sqlite+hono: this checkout`);
 const today = await import(BUNDLES.today);
 const current = await import(BUNDLES.sqlite);
 const CODES = { today: today.startSandbox, sqlite: current.startSandbox };

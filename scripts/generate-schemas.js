@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { fixturesSchema } from '../build/sandbox/fixtures/schema.js';
-import { openApiDocument } from '../build/sandbox/openapi/document.js';
+import { sandboxDocument } from '../build/sandbox/app.js';
 
 mkdirSync('schema', { recursive: true });
 const fixtures = {
@@ -13,4 +13,4 @@ const fixtures = {
   ...z.toJSONSchema(fixturesSchema, { io: 'input', unrepresentable: 'any' }),
 };
 writeFileSync('schema/sandbox-fixtures.schema.json', `${JSON.stringify(fixtures, null, 2)}\n`);
-writeFileSync('schema/openapi.json', `${JSON.stringify(openApiDocument(), null, 2)}\n`);
+writeFileSync('schema/openapi.json', `${JSON.stringify(sandboxDocument(), null, 2)}\n`);

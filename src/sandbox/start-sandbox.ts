@@ -4,26 +4,26 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ConsoleRoom } from './console/room.js';
-import { newRequestId } from './console/request-log.js';
-import type { SandboxCore } from './core.js';
+import { newRequestId } from './logs/request-log.js';
+import { Services, type SandboxCore } from './kernel/core.js';
 import { Life } from './billing/life.js';
 import { SqlBillingStore } from './billing/sql-store.js';
-import { RateLimiter } from './http/rate-limit.js';
+import { RateLimiter } from './kernel/http/rate-limit.js';
 import { getRequestListener } from '@hono/node-server';
-import { sandboxApp } from './http/app.js';
-import { sweepCodes } from './routes/oauth/consent.js';
-import { writeHolder } from './storage/database.js';
-import { openLedger } from './storage/open-ledger.js';
-import { seedLedger } from './storage/seed.js';
+import { sandboxApp } from './app.js';
+import { sweepCodes } from './oauth/consent.js';
+import { writeHolder } from './kernel/storage/database.js';
+import { openLedger } from './kernel/storage/open-ledger.js';
+import { seedLedger } from './kernel/storage/seed.js';
 import { seedFromFixtures } from './fixtures/seed.js';
 import type { Fixtures } from './fixtures/schema.js';
-import { Deliveries } from './webhooks/dispatcher.js';
-import { Relay } from './webhooks/fanout.js';
-import { Streams } from './streams.js';
+import { Deliveries } from './kernel/deliveries/dispatcher.js';
+import { Relay } from './kernel/deliveries/fanout.js';
+import { Streams } from './kernel/streams.js';
 import { DELIVERY_TIMEOUT_MS } from '../wire/delivery.js';
 
-export { FolderInUseError } from './storage/database.js';
-export { DamagedDataError } from './storage/folder-check.js';
+export { FolderInUseError } from './kernel/storage/database.js';
+export { DamagedDataError } from './kernel/storage/folder-check.js';
 // What the CLI's sandbox commands take from this bundle besides a running sandbox (one entry: the
 // CLI's bundle never holds sandbox code; esbuild.config.js, sandbox-apart).
 export { parseFixtures, FixturesError } from './fixtures/read.js';
@@ -153,16 +153,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const { ledger } = core;
   const app = sandboxApp(core);
   const check = options.checkAnswers === '0' ? undefined : options.checkAnswers;
-  const listener = getRequestListener(
-    check
-      ? await (
-          await import('./openapi/check-answers.js')
-        ).checkAnswers(
-          app.fetch,
-          check === '1' ? join(options.dataDir, 'answers-outside-openapi.jsonl') : check,
-        )
-      : app.fetch,
-  );
+  const listener = getRequestListener(check ? await checkedFetch(app, options.dataDir, check) : app.fetch);
   handle = (req, res) => {
     res.setHeader('x-request-id', newRequestId());
     if (options.log !== undefined) {
@@ -187,7 +178,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     consoleLink() {
       const developer = core.ledger.user(core.ledger.seed.developer_id);
       if (!developer) throw new Error('The seeded developer is gone; start the sandbox with reset.');
-      return core.console.link({
+      return core.services.get(ConsoleRoom).link({
         developerId: developer.id,
         appId: core.ledger.seed.app_id,
         label: `${developer.name} <${developer.email}>`,
@@ -196,7 +187,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
-        core.life.stop();
+        core.services.get(Life).stop();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         core.deliveries.close();
         core.streams.closeAll();
@@ -209,6 +200,16 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       return closing;
     },
   };
+}
+
+/** The app's `fetch` with each answer checked against its document (MKT_SANDBOX_CHECK_ANSWERS). */
+async function checkedFetch(app: ReturnType<typeof sandboxApp>, dataDir: string, check: string) {
+  const [{ checkAnswers }, { openApiDocument }] = await Promise.all([
+    import('./openapi/check-answers.js'),
+    import('./openapi/document.js'),
+  ]);
+  const file = check === '1' ? join(dataDir, 'answers-outside-openapi.jsonl') : check;
+  return checkAnswers(app.fetch, file, () => openApiDocument(app));
 }
 
 /**
@@ -231,7 +232,8 @@ async function openCore(options: SandboxOptions, now: () => number, log: (line: 
   const streams = new Streams();
   ledger.onCredentialGone = (gone) => streams.gone(gone);
   const relay = new Relay((appId) => ledger.history(appId), streams);
-  const core = {
+  const services = new Services();
+  const core: SandboxCore = {
     ledger,
     relay,
     streams,
@@ -242,24 +244,30 @@ async function openCore(options: SandboxOptions, now: () => number, log: (line: 
       log,
     }),
     rateLimiter: new RateLimiter(now),
-    console: new ConsoleRoom({
-      // Its reads follow the ledger's (the last committed state while the clock is being advanced).
-      db: { prepare: (text: string) => ledger.readDb.prepare(text) } as DatabaseSync,
-      now,
-      siteUrl: () => core.siteUrl,
-      port: () => core.port,
-      saveToken: async (v) => {
-        ledger.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
-        await ledger.sync();
-      },
-    }),
     now,
     siteUrl: '',
     port: 0,
     authRequests: new Map(),
     codes: new Map(),
-  } as Omit<SandboxCore, 'life'> as SandboxCore;
-  core.life = new Life(core, new SqlBillingStore(ledger));
+    services,
+    onApiCall: (p) => {
+      if (p.kind === 'token') life.countCall(p.app.id, p.user.id);
+    },
+    onAnswered: (request) => consoleRoom.recordRequest(request, (id) => ledger.app(id)?.owner_id),
+  };
+  const life = new Life(core, new SqlBillingStore(ledger));
+  const consoleRoom = new ConsoleRoom({
+    // Its reads follow the ledger's (the last committed state while the clock is being advanced).
+    db: { prepare: (text: string) => ledger.readDb.prepare(text) } as DatabaseSync,
+    now,
+    siteUrl: () => core.siteUrl,
+    port: () => core.port,
+    saveToken: async (v) => {
+      ledger.commit({ op: 'token', v: { ...v, scopes: [...v.scopes] } });
+      await ledger.sync();
+    },
+  });
+  services.add(life).add(consoleRoom);
   try {
     if (fresh && options.fixtures) seedFromFixtures(core, options.fixtures.fixtures, options.fixtures.digest);
     else if (fresh) seedLedger(core);
@@ -267,10 +275,10 @@ async function openCore(options: SandboxOptions, now: () => number, log: (line: 
     // below creates are attempted once, by emit, and not a second time by resume.
     core.deliveries.resume();
     // Transitions that fell due while the sandbox was stopped happen now, in order.
-    core.life.start();
+    life.start();
     await ledger.sync();
   } catch (error) {
-    core.life.stop();
+    life.stop();
     core.deliveries.close();
     await ledger.close();
     throw error;

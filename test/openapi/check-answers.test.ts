@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxDocument } from '../../src/sandbox/app.js';
 import { checkAnswers } from '../../src/sandbox/openapi/check-answers.js';
 import { startTestSandbox } from '../support/sandbox.js';
 
@@ -24,7 +25,11 @@ describe('the answer checker', () => {
   it('records an undeclared status, field, content type and body, and passes what the document allows', async () => {
     const file = join(dir, 'one.jsonl');
     let answer = () => new Response('', { status: 200 });
-    const fetch = await checkAnswers(async () => answer(), file);
+    const fetch = await checkAnswers(
+      async () => answer(),
+      file,
+      () => sandboxDocument(),
+    );
     const ask = (path: string, method = 'GET') => fetch(new Request(`http://127.0.0.1:1${path}`, { method }));
     // The headers every answer of the API carries (the request id, the rate limit).
     const headers = {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openApiDocument } from '../../src/sandbox/openapi/document.js';
+import { sandboxDocument } from '../../src/sandbox/app.js';
 import { runMkt, tempDir } from '../support/cli.js';
 
 // A client generated from the document by standard tools (openapi-typescript for the types,
@@ -37,7 +37,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mkt-client-'));
   config = await tempDir();
   await symlink(join(root, 'node_modules'), join(dir, 'node_modules'));
-  const ast = await openapiTS(openApiDocument() as never);
+  const ast = await openapiTS(sandboxDocument() as never);
   await writeFile(join(dir, 'schema.ts'), astToString(ast));
   await writeFile(join(dir, 'client.ts'), CLIENT);
   await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');

@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRoute, openapi, type Mounted } from '../../src/sandbox/http/declare.js';
-import type { SandboxEnv } from '../../src/sandbox/http/env.js';
-import { apiErrors, apiJson, apiNoContent } from '../../src/sandbox/http/responses.js';
+import { createRoute, openapi, type Mounted } from '../../src/sandbox/kernel/http/declare.js';
+import type { SandboxEnv } from '../../src/sandbox/kernel/http/env.js';
+import { apiErrors, apiJson, apiNoContent } from '../../src/sandbox/kernel/http/responses.js';
 
 // A route's declaration types its handler's answers: each `@ts-expect-error` below is an answer the
 // declaration does not allow, so `npm run typecheck` fails the day the type checker lets one through

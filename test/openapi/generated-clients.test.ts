@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from '@hey-api/openapi-ts';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openApiDocument } from '../../src/sandbox/openapi/document.js';
+import { sandboxDocument } from '../../src/sandbox/app.js';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { developerToken, startTestSandbox } from '../support/sandbox.js';
 import type { Flow } from './clients/flow.js';
@@ -27,7 +27,7 @@ beforeAll(async () => {
   await symlink(join(root, 'node_modules'), join(dir, 'node_modules'));
   for (const file of await readdir(programs)) await copyFile(join(programs, file), join(dir, file));
   const document = join(dir, 'openapi.json');
-  await writeFile(document, JSON.stringify(openApiDocument()));
+  await writeFile(document, JSON.stringify(sandboxDocument()));
   await writeFile(join(dir, 'schema.ts'), astToString(await openapiTS(new URL(`file://${document}`))));
   await createClient({
     input: document,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openApiDocument } from '../../src/sandbox/openapi/document.js';
+import { sandboxDocument } from '../../src/sandbox/app.js';
 
 // Redocly's `recommended` ruleset and Spectral's `oas` ruleset on the document, with the project's
 // redocly.yaml and .spectral.yaml (each rule turned off there says why): no finding, warnings included.
@@ -15,7 +15,7 @@ let file: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mkt-openapi-lint-'));
   file = join(dir, 'openapi.json');
-  await writeFile(file, JSON.stringify(openApiDocument(), null, 2));
+  await writeFile(file, JSON.stringify(sandboxDocument(), null, 2));
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 

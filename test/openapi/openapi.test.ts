@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { OpenAPIBackend } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxCore } from '../../src/sandbox/core.js';
-import { sandboxApp } from '../../src/sandbox/http/app.js';
-import { openApiDocument } from '../../src/sandbox/openapi/document.js';
+import type { SandboxCore } from '../../src/sandbox/kernel/core.js';
+import { sandboxApp } from '../../src/sandbox/app.js';
+import { sandboxDocument } from '../../src/sandbox/app.js';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { startTestSandbox } from '../support/sandbox.js';
 
@@ -98,10 +98,10 @@ describe('the OpenAPI document', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
-    expect(doc).toEqual(openApiDocument(sb.siteUrl));
+    expect(doc).toEqual(sandboxDocument(sb.siteUrl));
     // The copy the package ships (npm run build: scripts/generate-schemas.js) is the same document.
     const shipped = JSON.parse(await readFile(new URL('../../schema/openapi.json', import.meta.url), 'utf8'));
-    expect(shipped).toEqual(openApiDocument());
+    expect(shipped).toEqual(sandboxDocument());
   });
 
   it('describes every route of the router, and every webhook event', () => {

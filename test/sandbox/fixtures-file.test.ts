@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exportFolder } from '../../src/sandbox/fixtures/export.js';
 import { parseFixtures } from '../../src/sandbox/fixtures/read.js';
-import { useIdSeed } from '../../src/sandbox/ids.js';
+import { useIdSeed } from '../../src/sandbox/kernel/ids.js';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { startTestSandbox } from '../support/sandbox.js';
 

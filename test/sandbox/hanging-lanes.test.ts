@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
-import { MAX_PER_DESTINATION } from '../../src/sandbox/webhooks/dispatcher.js';
+import { MAX_PER_DESTINATION } from '../../src/sandbox/kernel/deliveries/dispatcher.js';
 import { developerToken, startTestSandbox } from '../support/sandbox.js';
 import { failFirstAttempt, type TestServer } from '../support/server.js';
 import { call } from './helpers.js';

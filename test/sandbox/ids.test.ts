@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoStamp, randomId } from '../../src/sandbox/ids.js';
+import { isoStamp, randomId } from '../../src/sandbox/kernel/ids.js';
 
 // The sandbox makes its own timestamps and identifiers (a year's advance makes hundreds of
 // thousands): they must read exactly as Date#toISOString and fresh random bytes would.

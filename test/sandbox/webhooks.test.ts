@@ -1,7 +1,7 @@
 import { verify } from '@octokit/webhooks-methods';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
-import { MAX_PER_DESTINATION } from '../../src/sandbox/webhooks/dispatcher.js';
+import { MAX_PER_DESTINATION } from '../../src/sandbox/kernel/deliveries/dispatcher.js';
 import { startTestSandbox } from '../support/sandbox.js';
 import { call, openStream } from './helpers.js';
 import { answerWith, startServer, type TestServer } from '../support/server.js';

@@ -7,7 +7,7 @@ import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ENVELOPES } from '../../src/sandbox/shapes.js';
+import { ENVELOPES } from '../../src/sandbox/kernel/shapes.js';
 import { MKT_BIN, runMkt, tempDir } from '../support/cli.js';
 import { developerToken, useSandbox } from '../support/sandbox.js';
 import { freePort, startServer } from '../support/server.js';

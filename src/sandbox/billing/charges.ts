@@ -1,4 +1,4 @@
-import { isoStamp, randomId } from '../ids.js';
+import { isoStamp, randomId } from '../kernel/ids.js';
 import type { BillingPlan, BillingStore, ChargeKind, Payment, Transition } from './records.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import type { TestUser } from '../shapes.js';
-import type { SandboxCore } from '../core.js';
-import { SandboxApiError } from '../http/problem.js';
-import { isoStamp, randomId, secretsEqual } from '../ids.js';
-import type { AppRecord, Scope, UserRecord } from '../storage/records.js';
-import type { EmitResult } from '../webhooks/dispatcher.js';
+import type { TestUser } from '../kernel/shapes.js';
+import type { SandboxCore } from '../kernel/core.js';
+import { SandboxApiError } from '../kernel/http/problem.js';
+import { isoStamp, randomId, secretsEqual } from '../kernel/ids.js';
+import type { AppRecord, Scope, UserRecord } from '../kernel/storage/records.js';
+import type { EmitResult } from '../kernel/deliveries/dispatcher.js';
 import { accessDecision, entitlementView, type EntitlementView } from './access.js';
 import { BusinessClock } from './clock.js';
 import { advanceClockInSteps, runDue } from './due.js';
@@ -302,7 +302,7 @@ export class Life {
       const user = this.testUser(app, userId);
       const tokens = this.store.userTokens(app.id, user.id);
       const scopes = this.grantedScopes(app.id, user.id);
-      // Each removal ends the streams its grant opened (src/sandbox/streams.ts).
+      // Each removal ends the streams its grant opened (src/sandbox/kernel/streams.ts).
       for (const t of tokens) this.core.ledger.commit({ op: 'token-', token: t.token });
       const sent = this.core.deliveries.emit(app, 'user.revoked', {
         user_id: user.id,

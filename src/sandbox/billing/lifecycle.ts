@@ -1,5 +1,5 @@
 import { formatAmount } from '../../wire.js';
-import { isoStamp } from '../ids.js';
+import { isoStamp } from '../kernel/ids.js';
 import { DAY_MS, periodEnd } from './calendar.js';
 import { charge, paymentSummary } from './charges.js';
 import {

@@ -6,8 +6,8 @@
 
 export type SubStatus = 'trialing' | 'active' | 'past_due' | 'cancelled' | 'expired';
 export type Kind = 'free' | 'monthly' | 'annual' | 'one_time';
-export type PaymentBehaviour = 'succeeds' | 'declines' | 'declines_renewals';
-export const PAYMENT_BEHAVIOURS: readonly PaymentBehaviour[] = ['succeeds', 'declines', 'declines_renewals'];
+import type { PaymentBehaviour } from '../kernel/storage/records.js';
+export { PAYMENT_BEHAVIOURS, type PaymentBehaviour } from '../kernel/storage/records.js';
 
 /** The part of a plan billing needs. */
 export interface BillingPlan {

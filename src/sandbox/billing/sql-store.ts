@@ -1,8 +1,8 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
-import { isoStamp } from '../ids.js';
+import { isoStamp } from '../kernel/ids.js';
 import type { OffsetStore } from './clock.js';
-import type { RowCache } from '../storage/row-cache.js';
-import { CARRY_FORWARD_SQL } from './schema.js';
+import type { RowCache } from '../kernel/storage/row-cache.js';
+import { CARRY_FORWARD_SQL } from '../kernel/storage/billing-schema.js';
 import type {
   BillingPlan,
   BillingStore,

@@ -2,14 +2,21 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../wire.js';
-import { requireScope, routeApp } from '../http/auth.js';
-import type { RouteContext, SandboxEnv } from '../http/env.js';
-import type { TokenRecord } from '../storage/records.js';
-import { SandboxApiError } from '../http/problem.js';
-import { createRoute, openapi } from '../http/declare.js';
-import { API_SECURITY, apiErrors, apiJson, apiNoContent, apiStream, writeErrors } from '../http/responses.js';
-import { cursorParam, limitParam, NO_QUERY } from '../http/schemas.js';
-import { Delivery, DeliverySummary, Link, list, LogEntry, recordId } from '../shapes.js';
+import { requireScope, routeApp } from '../kernel/http/auth.js';
+import type { RouteContext, SandboxEnv } from '../kernel/http/env.js';
+import type { TokenRecord } from '../kernel/storage/records.js';
+import { SandboxApiError } from '../kernel/http/problem.js';
+import { createRoute, openapi } from '../kernel/http/declare.js';
+import {
+  API_SECURITY,
+  apiErrors,
+  apiJson,
+  apiNoContent,
+  apiStream,
+  writeErrors,
+} from '../kernel/http/responses.js';
+import { cursorParam, limitParam, NO_QUERY } from '../kernel/http/schemas.js';
+import { Delivery, DeliverySummary, Link, list, LogEntry, recordId } from '../kernel/shapes.js';
 import {
   getDelivery,
   listDeliveries,
@@ -17,7 +24,8 @@ import {
   RecordsQueryError,
   streamRequests,
 } from './records-api.js';
-import { credentialOf, writeOpen } from '../streams.js';
+import { credentialOf, writeOpen } from '../kernel/streams.js';
+import { ConsoleRoom } from './room.js';
 
 /** Runs a records query, its refusals turned into the sandbox's one error. */
 function answer<T>(work: () => T): T {
@@ -178,7 +186,7 @@ openapi(consoleApi, routes.sessions, async (c) => {
   if (p.kind === 'token') requireScope(p, 'apps:write');
   const developer = p.kind === 'key' ? core.ledger.user(p.app.owner_id) : p.user;
   if (!developer) throw new SandboxApiError(404, 'not_found', 'The developer of this app is gone.');
-  const link = await core.console.link({
+  const link = await core.services.get(ConsoleRoom).link({
     developerId: developer.id,
     appId: p.app.id,
     key: p.kind === 'key' ? { id: p.key.id, secret: p.key.key } : undefined,
@@ -203,13 +211,15 @@ openapi(consoleApi, routes.endSession, (c) => {
 
 openapi(consoleApi, routes.preview, (c) => {
   const app = routeApp(c);
-  return c.json(c.get('core').console.previewLink(app.id, c.get('body').user_id), 201);
+  return c.json(c.get('core').services.get(ConsoleRoom).previewLink(app.id, c.get('body').user_id), 201);
 });
 
 openapi(consoleApi, routes.deliveries, (c) => {
   const app = routeApp(c);
   return c.json(
-    answer(() => listDeliveries(c.get('core').console.deliveries, app.id, params(c.get('query')))),
+    answer(() =>
+      listDeliveries(c.get('core').services.get(ConsoleRoom).deliveries, app.id, params(c.get('query'))),
+    ),
     200,
   );
 });
@@ -217,7 +227,9 @@ openapi(consoleApi, routes.deliveries, (c) => {
 openapi(consoleApi, routes.delivery, (c) => {
   const app = routeApp(c);
   return c.json(
-    answer(() => getDelivery(c.get('core').console.deliveries, app.id, c.req.param('delivery_id'))),
+    answer(() =>
+      getDelivery(c.get('core').services.get(ConsoleRoom).deliveries, app.id, c.req.param('delivery_id')),
+    ),
     200,
   );
 });
@@ -226,7 +238,7 @@ openapi(consoleApi, routes.resend, async (c) => {
   const app = routeApp(c);
   const core = c.get('core');
   const id = c.req.param('delivery_id');
-  const record = core.console.deliveries.record(app.id, id);
+  const record = core.services.get(ConsoleRoom).deliveries.record(app.id, id);
   if (!record) throw new SandboxApiError(404, 'not_found', `No delivery "${id}" of app "${app.id}".`);
   if (app.webhook_url === null) {
     throw new SandboxApiError(
@@ -237,7 +249,7 @@ openapi(consoleApi, routes.resend, async (c) => {
   }
   await core.deliveries.resend({ ...app, webhook_url: app.webhook_url }, record);
   return c.json(
-    answer(() => getDelivery(core.console.deliveries, app.id, id)),
+    answer(() => getDelivery(core.services.get(ConsoleRoom).deliveries, app.id, id)),
     200,
   );
 });
@@ -245,7 +257,9 @@ openapi(consoleApi, routes.resend, async (c) => {
 openapi(consoleApi, routes.logs, (c) => {
   const app = routeApp(c);
   return c.json(
-    answer(() => listRequests(c.get('core').console.requestLog, app.id, params(c.get('query')))),
+    answer(() =>
+      listRequests(c.get('core').services.get(ConsoleRoom).requestLog, app.id, params(c.get('query'))),
+    ),
     200,
   );
 });
@@ -264,7 +278,7 @@ openapi(consoleApi, routes.logStream, (c) => {
   };
   const stop = answer(() =>
     streamRequests(
-      c.get('core').console.requestLog,
+      c.get('core').services.get(ConsoleRoom).requestLog,
       app.id,
       params(c.get('query')),
       c.req.header('last-event-id'),
@@ -272,7 +286,7 @@ openapi(consoleApi, routes.logStream, (c) => {
     ),
   );
   res.on('close', stop);
-  // Ends when the credential that opened it is gone, as the relay does (src/sandbox/streams.ts).
+  // Ends when the credential that opened it is gone, as the relay does (src/sandbox/kernel/streams.ts).
   c.get('core').streams.add(res, { kind: 'log', appId: app.id, ...credentialOf(c.get('principal')) });
   return RESPONSE_ALREADY_SENT;
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { makeRoom } from '../http/party-bound.js';
+import { makeRoom } from '../kernel/http/party-bound.js';
 
 /** The dashboard's query parameter that carries a preview pass. */
 export const PREVIEW_PARAM = 'preview';

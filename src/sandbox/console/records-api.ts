@@ -4,8 +4,8 @@ import {
   type DeliveryQuery,
   type DeliveryRecords,
   type DeliveryState,
-} from './delivery-records.js';
-import { requestLogFilter, type RequestLog, type RequestLogRecord } from './request-log.js';
+} from '../kernel/deliveries/delivery-records.js';
+import { requestLogFilter, type RequestLog, type RequestLogRecord } from '../logs/request-log.js';
 
 /** A request the API refuses: the status, code and message of its error answer. */
 export class RecordsQueryError extends Error {

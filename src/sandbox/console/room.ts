@@ -1,10 +1,11 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { HEADER } from '../../wire.js';
-import { randomId } from '../ids.js';
-import type { Scope } from '../storage/records.js';
-import { createConsoleApp, type ConsolePrincipal } from './app.js';
-import { DeliveryRecords } from './delivery-records.js';
-import { loggedApps, RequestLog, type FinishedRequest } from './request-log.js';
+import { randomId } from '../kernel/ids.js';
+import type { Scope } from '../kernel/storage/records.js';
+import { createConsoleApp } from './app.js';
+import type { ConsolePrincipal } from './request.js';
+import { DeliveryRecords } from '../kernel/deliveries/delivery-records.js';
+import { loggedApps, RequestLog, type FinishedRequest } from '../logs/request-log.js';
 import { PREVIEW_PARAM, PreviewPasses } from './preview-passes.js';
 import { CONSOLE_SESSION_MS, ConsoleSessions } from './sessions.js';
 

@@ -2,7 +2,6 @@ import { appendFileChecked } from '../../platform/fs-atomic.js';
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { ValidateFunction } from 'ajv';
-import { openApiDocument } from './document.js';
 
 // MKT_SANDBOX_CHECK_ANSWERS (docs/CONTRIBUTING.md): every answer the sandbox gives is checked against
 // the operation the document declares for it (status, content type, required headers, body), as a
@@ -59,7 +58,7 @@ function closed(node: unknown, inAllOf = false): unknown {
 }
 
 /** The document's operations and a validator per answer schema, compiled on first use. */
-async function prepare() {
+async function prepare(document: () => Json) {
   let ajvModules;
   try {
     ajvModules = [await import('ajv/dist/2020.js'), await import('ajv-formats')] as const;
@@ -69,7 +68,7 @@ async function prepare() {
     );
   }
   const [{ Ajv2020 }, { default: addFormats }] = ajvModules;
-  const doc = openApiDocument() as { paths: Record<string, Record<string, Json>>; components?: Json };
+  const doc = document() as { paths: Record<string, Record<string, Json>>; components?: Json };
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   (addFormats as unknown as (a: typeof ajv) => void)(ajv);
   const operations = new Map<string, Operation[]>();
@@ -100,12 +99,16 @@ async function prepare() {
 // Once per process: every sandbox a test process starts serves the same document.
 let prepared: ReturnType<typeof prepare> | undefined;
 
-/** Wraps the sandbox's `fetch`: each answer is checked, and each mismatch appended to `file`. */
+/**
+ * Wraps the sandbox's `fetch`: each answer is checked against the document (`document`, made once per
+ * process), and each mismatch appended to `file`.
+ */
 export async function checkAnswers<Rest extends unknown[]>(
   fetch: Fetch<Rest>,
   file: string,
+  document: () => Json,
 ): Promise<Fetch<Rest>> {
-  const { operations, validator } = await (prepared ??= prepare());
+  const { operations, validator } = await (prepared ??= prepare(document));
   const check = async (
     request: Request,
     response: Response,

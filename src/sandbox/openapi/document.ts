@@ -1,22 +1,21 @@
 import { OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { EVENT_NAMES, HEADER } from '../../wire.js';
-import type { SandboxCore } from '../core.js';
-import { sandboxApp } from '../http/app.js';
-import type { Mounted } from '../http/declare.js';
-import { ApiError } from '../http/responses.js';
-import { ENVELOPES } from '../shapes.js';
+import type { Hono } from 'hono';
+import type { SandboxEnv } from '../kernel/http/env.js';
+import type { Mounted } from '../kernel/http/declare.js';
+import { ApiError } from '../kernel/http/responses.js';
+import { ENVELOPES } from '../kernel/shapes.js';
 
 // The sandbox's API as an OpenAPI 3.1 document, made by @hono/zod-openapi from the declaration each
-// route is mounted with (src/sandbox/http/declare.ts), read back from the router itself, so that
+// route is mounted with (src/sandbox/kernel/http/declare.ts), read back from the router itself, so that
 // every route it has is described and nothing else. Made when first asked (GET
 // /api/v1/openapi.json) and at build time (schema/openapi.json).
 
 type Json = Record<string, unknown>;
 
 /** Every route's declaration, at the path the router serves it (rooms are mounted under /api/v1). */
-export function declarations(): RouteConfig[] {
-  const app = sandboxApp({} as SandboxCore);
+export function declarations(app: Hono<SandboxEnv>): RouteConfig[] {
   const out = new Map<string, RouteConfig>();
   const undeclared = new Set<string>();
   for (const r of app.routes) {
@@ -40,7 +39,9 @@ export function declarations(): RouteConfig[] {
   }
   for (const key of undeclared) {
     if (!out.has(key))
-      throw new Error(`The route ${key} is mounted without a declaration (src/sandbox/http/declare.ts).`);
+      throw new Error(
+        `The route ${key} is mounted without a declaration (src/sandbox/kernel/http/declare.ts).`,
+      );
   }
   return [...out.values()];
 }
@@ -104,8 +105,8 @@ function schemaOf(schema: z.ZodType): Json {
   return rest;
 }
 
-/** The document; `siteUrl` is its server (the sandbox that serves it). */
-export function openApiDocument(siteUrl = 'http://127.0.0.1:7878'): Json {
+/** The document of `app` (src/sandbox/app.ts); `siteUrl` is its server (the sandbox that serves it). */
+export function openApiDocument(app: Hono<SandboxEnv>, siteUrl = 'http://127.0.0.1:7878'): Json {
   const registry = new OpenAPIHono();
   registry.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
     type: 'apiKey',
@@ -123,7 +124,7 @@ export function openApiDocument(siteUrl = 'http://127.0.0.1:7878'): Json {
     scheme: 'basic',
     description: 'OAuth client authentication: client id and secret, form-encoded (RFC 6749 §2.3.1)',
   });
-  for (const route of declarations()) registry.openAPIRegistry.registerPath(route);
+  for (const route of declarations(app)) registry.openAPIRegistry.registerPath(route);
   const doc = registry.getOpenAPI31Document({
     openapi: '3.1.0',
     info: {

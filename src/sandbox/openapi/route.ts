@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { createRoute, openapi, type DeclaredAnswer } from '../http/declare.js';
-import type { SandboxEnv } from '../http/env.js';
-import { errorAnswer, openJson, PUBLIC } from '../http/responses.js';
+import { createRoute, openapi, type DeclaredAnswer } from '../kernel/http/declare.js';
+import type { SandboxEnv } from '../kernel/http/env.js';
+import { errorAnswer, openJson, PUBLIC } from '../kernel/http/responses.js';
 
 let made: string | undefined;
 
@@ -26,17 +26,22 @@ const document = createRoute({
   responses: { 200: openJson('This document', OpenApiDocument), 400: errorAnswer(400) },
 });
 
-/** `GET /api/v1/openapi.json`, open to all: the document is made on the first request (not at start). */
-export const openApiRoutes = new Hono<SandboxEnv>();
-
-openapi(openApiRoutes, document, async (c) => {
-  const site = c.get('core').siteUrl;
-  if (made === undefined) {
-    const { openApiDocument } = await import('./document.js');
-    made = JSON.stringify(openApiDocument('{{site}}'));
-  }
-  // The text of the document (made by document.ts, whose shape the declaration above states).
-  return c.body(made.replaceAll('{{site}}', site), 200, {
-    'content-type': 'application/json',
-  }) as unknown as DeclaredAnswer<typeof document>;
-});
+/**
+ * `GET /api/v1/openapi.json`, open to all: the document of `app` (the application this route is
+ * mounted in, src/sandbox/app.ts), made on the first request (not at start).
+ */
+export function openApiRoutes(app: Hono<SandboxEnv>): Hono<SandboxEnv> {
+  const routes = new Hono<SandboxEnv>();
+  openapi(routes, document, async (c) => {
+    const site = c.get('core').siteUrl;
+    if (made === undefined) {
+      const { openApiDocument } = await import('./document.js');
+      made = JSON.stringify(openApiDocument(app, '{{site}}'));
+    }
+    // The text of the document (made by document.ts, whose shape the declaration above states).
+    return c.body(made.replaceAll('{{site}}', site), 200, {
+      'content-type': 'application/json',
+    }) as unknown as DeclaredAnswer<typeof document>;
+  });
+  return routes;
+}

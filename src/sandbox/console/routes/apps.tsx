@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
-import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
+import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../request.js';
 import { Card, Fields, PostForm, appPath } from '../layout.js';
 import { registerPlanRoutes } from './plans.js';
 

@@ -1,9 +1,9 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import { EVENT_NAMES } from '../../../wire.js';
-import { act, scopedApp, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
+import { act, scopedApp, outcome, render, type AppView, type ConsoleRequest } from '../request.js';
 import { Badge, Card, Fields, PostForm, appPath } from '../layout.js';
-import { DELIVERY_STATES, type DeliveryState } from '../delivery-records.js';
+import { DELIVERY_STATES, type DeliveryState } from '../../kernel/deliveries/delivery-records.js';
 
 /** A state as the pages show it: `not_sent` says why. */
 const stateText = (s: DeliveryState | string) => (s === 'not_sent' ? 'not sent: no webhook URL' : s);

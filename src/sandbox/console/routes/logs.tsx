@@ -1,8 +1,8 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
-import { scopedApp, render, type AppView, type ConsoleRequest } from '../app.js';
+import { scopedApp, render, type AppView, type ConsoleRequest } from '../request.js';
 import { Card, appPath } from '../layout.js';
-import { paramsText } from '../request-log.js';
+import { paramsText } from '../../logs/request-log.js';
 import { testUsers, type TestUserView } from './simulator.js';
 
 type App = Hono<{ Variables: { console: ConsoleRequest } }>;

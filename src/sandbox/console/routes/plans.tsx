@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import { formatAmount, minorUnits } from '../../../wire.js';
-import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
+import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../request.js';
 import { Badge, Card, PostForm, appPath } from '../layout.js';
 
 type App = Hono<{ Variables: { console: ConsoleRequest } }>;

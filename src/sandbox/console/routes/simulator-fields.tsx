@@ -1,5 +1,5 @@
 import type { FC } from 'hono/jsx';
-import type { ConsoleRequest } from '../app.js';
+import type { ConsoleRequest } from '../request.js';
 import type { PlanView } from './plans.js';
 
 // The simulator tab's pieces: the test users it lists, the choices its forms offer.

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import { EVENT_NAMES } from '../../../wire.js';
-import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../app.js';
+import { act, scopedApp, field, outcome, render, type AppView, type ConsoleRequest } from '../request.js';
 import { Badge, Card, Fields, PostForm, appPath } from '../layout.js';
 import type { PlanView } from './plans.js';
 import {
