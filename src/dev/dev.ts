@@ -165,7 +165,9 @@ async function stopLeftovers(deps: Deps, path: string): Promise<void> {
   for (const [name, mark] of Object.entries(marks).slice(0, 8)) {
     if (typeof mark !== 'object' || mark === null) continue;
     if (await stopGroupOf({ pid: Number(mark.pid), start: mark.start && String(mark.start) }))
-      deps.out.warn(`Stopped the ${safeText(name)} a previous mkt dev left running (pid ${Number(mark.pid)}).`);
+      deps.out.warn(
+        `Stopped the ${safeText(name)} a previous mkt dev left running (pid ${Number(mark.pid)}).`,
+      );
   }
   removeSync(path);
 }

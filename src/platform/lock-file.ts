@@ -194,7 +194,7 @@ export class FileLock {
       ...options.fields,
     };
     // Take-overs tried (a lock released between our look and our try is only looked at again).
-    for (let attempt = 0; ; ) {
+    for (let attempt = 0; ;) {
       takesHere.add(me.take!);
       try {
         await putWhole(path, `${JSON.stringify(me)}\n`);

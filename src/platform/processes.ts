@@ -92,7 +92,7 @@ export async function stopGroupOf(mark: ProcessMark, graceMs = 5_000): Promise<b
   } catch {
     return false;
   }
-  for (const until = Date.now() + graceMs; Date.now() < until && isSameProcess(mark); )
+  for (const until = Date.now() + graceMs; Date.now() < until && isSameProcess(mark);)
     await new Promise((resolve) => setTimeout(resolve, 50));
   if (isSameProcess(mark)) {
     try {

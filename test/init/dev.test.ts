@@ -79,7 +79,10 @@ describe('mkt dev', () => {
       cwd: folder.path,
     });
     await first.waitForStderr((s) => s.includes('Ctrl-C stops'), 15_000);
-    const pgrep = () => spawnSync('pgrep', ['-f', `^sleep 40.${port}$`]).stdout.toString().trim();
+    const pgrep = () =>
+      spawnSync('pgrep', ['-f', `^sleep 40.${port}$`])
+        .stdout.toString()
+        .trim();
     await expect.poll(pgrep, { timeout: 5_000 }).not.toBe('');
     const left = pgrep();
     first.child.kill('SIGKILL');
@@ -88,7 +91,9 @@ describe('mkt dev', () => {
     // A stranger (a process mkt did not start, as a reused pid would be) recorded beside it: never signalled.
     const stranger = spawn('sleep', ['41'], { stdio: 'ignore' });
     const state = join(ctx.dir, 'data', 'dev');
-    const file = spawnSync('sh', ['-c', `ls ${state}/*.running.json`]).stdout.toString().trim();
+    const file = spawnSync('sh', ['-c', `ls ${state}/*.running.json`])
+      .stdout.toString()
+      .trim();
     const recorded = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { pid: number; start: string }>;
     recorded.stranger = { pid: stranger.pid!, start: '1' };
     await writeFile(file, JSON.stringify(recorded));
