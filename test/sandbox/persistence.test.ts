@@ -167,7 +167,7 @@ describe('delivery history', () => {
     const again = await openStream(sb, seed.app.id, seed.test_key, '10500');
     expect((await again.next()).id).toBe('10501');
     again.close();
-  }, 60_000);
+  }, 180_000);
 
   it('close() ends relay streams', async () => {
     sb = await startTestSandbox({ dataDir });
