@@ -76,12 +76,11 @@ function bundle(which: BundleName): Loaded {
     checkFolder();
     if (unsafe && process.argv.includes('--verbose'))
       process.stderr.write(`Not using the compiled-code cache: ${unsafe}; compiling from source.\n`);
-    // Node keeps what loads after this (the commands' entry files, undici, the prompts) compiled in the
-    // same checked folder: never in its default, the shared temporary folder.
+    // Node's compile cache (what loads after this) in the same checked folder, never the shared /tmp.
     if (!unsafe) enableCompileCache(join(folder, 'node'));
-    process.once('exit', () => {
-      for (const loaded of bundles.values()) if (loaded.grew && !unsafe) writeCache(loaded);
-    });
+    // None after V8's flags changed at run time (--jq, src/platform/expression.ts): refused at the next start.
+    const changed = () => (globalThis as Record<symbol, unknown>)[Symbol.for('mkt.v8-flags-changed')];
+    process.once('exit', () => bundles.forEach((b) => b.grew && !unsafe && !changed() && writeCache(b)));
   }
   const file = join(__dirname, `${which}.cjs`);
   // One cache per bundle, part of the CLI, Node's options, Node and architecture.

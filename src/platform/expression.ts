@@ -69,6 +69,8 @@ export async function loadJq(limit: { what: string; memoryMb: number }): Promise
   run(input: string, expression: string): JqResult;
 }> {
   process.getBuiltinModule('node:v8').setFlagsFromString('--liftoff-only');
+  // V8's flags no longer those the code cache was made under: src/boot.ts then writes none at exit.
+  (globalThis as Record<symbol, unknown>)[Symbol.for('mkt.v8-flags-changed')] = true;
   const entry = resolveCommonJs('jq-wasm');
   const heapMb = Math.min(limit.memoryMb, JQ_HEAP_MAX_MB);
   const outputBytes = Math.floor(limit.memoryMb / 4) * 1024 * 1024;
