@@ -15,6 +15,9 @@
 //                  `npm ci` and `npm run build` there (once; kept for the next run, named by REV)
 //   --compare DIR  the same from another copy of mkt: an installed package or a built checkout
 //                  (DIR holds its bin/run.js)
+//   --snapshot     also a V8 start-up snapshot of the loaded CLI (node --build-snapshot: the bundle,
+//                  oclif and whoami evaluated), started and left at once, beside the same modules
+//                  loaded at start from the code cache as mkt loads them (its "unbuilt" twin)
 //   --keychain     also commands that read their key from the OS keychain, as a desktop user's do
 //                  (run under scripts/with-keyring.sh: a Secret Service in a private D-Bus session)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -140,6 +143,30 @@ require(${JSON.stringify(createRequire(import.meta.url).resolve('jq-wasm'))}).lo
   }`)}
 });`,
 );
+// A V8 start-up snapshot of the loaded CLI (issue 51), built with the Node that runs the cases, and
+// its unbuilt twin: the same modules loaded through dist/boot.js (code cache) at start.
+const SNAPSHOT = ['snapshot: CLI loaded, from a blob (built)', 'snapshot: CLI loaded at start (unbuilt)'];
+if (process.argv.includes('--snapshot')) {
+  const boot = fileURLToPath(new URL('../dist/boot.js', import.meta.url));
+  const entry = join(work, 'snapshot-entry.cjs');
+  writeFileSync(
+    entry,
+    `const path = require('node:path');
+const file = ${JSON.stringify(fileURLToPath(new URL('../dist/mkt.cjs', import.meta.url)))};
+const script = new (require('node:vm').Script)(require('node:fs').readFileSync(file, 'latin1'), { filename: file });
+const mod = { exports: {} };
+script.runInThisContext()(mod.exports, require, mod, file, path.dirname(file), (s) => import(s), () => {});
+globalThis.mkt = [mod.exports.load('oclif'), mod.exports.load('commands/whoami')];
+require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});`,
+  );
+  const blob = join(work, 'mkt.blob');
+  execFileSync(node, ['--snapshot-blob', blob, '--build-snapshot', entry], { cwd: work, stdio: 'ignore' });
+  cases[SNAPSHOT[0]] = [['--snapshot-blob', blob]];
+  floorCase(
+    SNAPSHOT[1],
+    `const b = require(${JSON.stringify(boot)}); b.loadModule('oclif'); b.loadModule('commands/whoami');`,
+  );
+}
 /** The cases that make a request (login two), compared with that floor too. */
 const asking = new Set(
   Object.keys(cases).filter(
@@ -254,6 +281,10 @@ for (const name of asking) {
 console.log(
   `\n\`${JQ_CASE}\` against ${JQ}: ${(median(times[JQ_CASE]) / jqFloor).toFixed(2)}× (target ≤ 1.15×; the floor ${jqFloor.toFixed(1)} ms, ${(jqFloor / floor).toFixed(2)}× node -e '')`,
 );
+if (times[SNAPSHOT[0]]?.length)
+  console.log(
+    `\nV8 start-up snapshot of the loaded CLI (bundle, oclif, whoami evaluated; nothing run): ${SNAPSHOT.map((k) => `${k} ${median(times[k]).toFixed(1)} ms (${(median(times[k]) / floor).toFixed(2)}× node -e '')`).join('; ')}`,
+  );
 const span = (xs) =>
   xs.length
     ? `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}× (median ${median(xs).toFixed(2)}×)`

@@ -134,7 +134,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       process.stdout.write(jsonText(json));
       return;
     }
-    // --jq runs in a worker (output/jq.ts): _run waits for it below.
+    // What --jq prints is settled in a promise (output/jq.ts): _run waits for it below.
     this.printing = this.jq.apply(json).then(
       ({ text, error }) => {
         process.stdout.write(text);
@@ -151,7 +151,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     process.exitCode = reportError(err, io).exitCode;
   }
 
-  /** What --jq prints of the result, once the worker answered. */
+  /** What --jq prints of the result, once jq has run. */
   private printing: Promise<void> | undefined;
 
   /** oclif's run, then the end of what --jq prints (logJson starts it without waiting). */

@@ -76,12 +76,11 @@ function bundle(which: BundleName): Loaded {
     checkFolder();
     if (unsafe && process.argv.includes('--verbose'))
       process.stderr.write(`Not using the compiled-code cache: ${unsafe}; compiling from source.\n`);
-    // Node keeps what loads after this (the commands' entry files, undici, the prompts) compiled in the
-    // same checked folder: never in its default, the shared temporary folder.
+    // Node's compile cache (what loads after this) in the same checked folder, never the shared /tmp.
     if (!unsafe) enableCompileCache(join(folder, 'node'));
-    process.once('exit', () => {
-      for (const loaded of bundles.values()) if (loaded.grew && !unsafe) writeCache(loaded);
-    });
+    // None after V8's flags changed at run time (--jq, src/platform/expression.ts): refused at the next start.
+    const changed = () => (globalThis as Record<symbol, unknown>)[Symbol.for('mkt.v8-flags-changed')];
+    process.once('exit', () => bundles.forEach((b) => b.grew && !unsafe && !changed() && writeCache(b)));
   }
   const file = join(__dirname, `${which}.cjs`);
   // One cache per bundle, part of the CLI, Node's options, Node and architecture.
@@ -168,18 +167,12 @@ function kept(args: string[], files: boolean): boolean {
   const env = `${fnv(vars)}${fnv(vars, 0x050c5d1f)}`;
   const { stdout, stderr } = process;
   const terminal = [stdout.isTTY ? stdout.columns : 0, stderr.isTTY === true];
-  // package.json by a digest (an upgrade may keep file times: cp -p); the manifest as written.
-  let pkg: string | undefined;
-  try {
-    pkg = readFileSync(join(__dirname, '..', 'package.json'), 'latin1');
-  } catch {
-    pkg = undefined; // none: the key says so
-  }
+  // package.json compared byte for byte with the copy kept after the key (an upgrade may keep file
+  // times: cp -p; an FNV digest of it cost ~15 M instructions a kept screen); the manifest as written.
+  const pkg = join(__dirname, '..', 'package.json');
+  const copy = existsSync(pkg) ? readFileSync(pkg) : Buffer.alloc(0);
   const manifest = statSync(join(__dirname, '..', 'oclif.manifest.json'), { throwIfNoEntry: false });
-  const built = [
-    pkg && `${fnv(pkg)}${fnv(pkg, 0x050c5d1f)}`,
-    manifest && `${manifest.size}@${manifest.mtimeMs}`,
-  ];
+  const built = [copy.length, manifest && `${manifest.size}@${manifest.mtimeMs}`];
   // A help screen's words, without its `--help`, as before; any other command line with a mark.
   const words = args.at(-1) === '--help' ? args.slice(0, -1) : [...args, '(run)'];
   const key = JSON.stringify([
@@ -192,22 +185,28 @@ function kept(args: string[], files: boolean): boolean {
     env,
   ]);
   const file = `${MKT_BUNDLE_HASHES.mkt}-help-${fnv(key)}.txt`;
-  const text = readOwn(join(folder, file));
-  const eol = text?.indexOf(10) ?? -1;
-  if (text && eol >= 0 && text.subarray(0, eol).toString() === key) {
+  const saved = readOwn(join(folder, file));
+  const eol = saved?.indexOf(10) ?? -1;
+  const start = eol + 1 + copy.length;
+  if (
+    saved &&
+    eol >= 0 &&
+    saved.subarray(0, eol).toString() === key &&
+    copy.equals(saved.subarray(eol + 1, start))
+  ) {
     if (!files) {
-      stdout.write(text.subarray(eol + 1));
+      stdout.write(saved.subarray(start));
       return true;
     }
-    // The second line: what went to stderr, and the completion files as they were left.
-    const eol2 = text.indexOf(10, eol + 1);
-    const meta = eol2 < 0 ? undefined : parseMeta(text.subarray(eol + 1, eol2).toString());
+    // The line after package.json: what went to stderr, and the completion files as they were left.
+    const eol2 = saved.indexOf(10, start);
+    const meta = eol2 < 0 ? undefined : parseMeta(saved.subarray(start, eol2).toString());
     if (
       meta &&
       JSON.stringify(completionFiles(join(cacheDir(), 'autocomplete'))) === JSON.stringify(meta.files)
     ) {
       stderr.write(meta.stderr);
-      stdout.write(text.subarray(eol2 + 1));
+      stdout.write(saved.subarray(eol2 + 1));
       return true;
     }
   }
@@ -233,7 +232,7 @@ function kept(args: string[], files: boolean): boolean {
     const meta = files
       ? `${JSON.stringify({ stderr: err.join(''), files: completionFiles(join(cacheDir(), 'autocomplete')) })}\n`
       : '';
-    writeOwn(file, `${key}\n${meta}`, Buffer.from(out.join('')));
+    writeOwn(file, `${key}\n`, Buffer.concat([copy, Buffer.from(`${meta}${out.join('')}`)]));
   });
   return false;
 }

@@ -4,7 +4,6 @@
 // a terminal). Why jq-wasm: docs/DECISIONS.md (--jq).
 import { MktError, UsageError } from '../errors.js';
 import { safeText } from './safe-text.js';
-import { resolveCommonJs } from '../platform/commonjs.js';
 
 /**
  * A compiled --jq expression: `apply` turns one JSON value into the text to print ('' for none) and,
@@ -14,31 +13,8 @@ export interface JqFilter {
   apply(value: unknown): Promise<{ text: string; error?: MktError }>;
 }
 
-interface JqResult {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-}
-
-// The worker (src/platform/expression-worker.ts): jq loaded there, each message one run of it. jq's
-// code as V8 first compiles it (Liftoff), never recompiled in the background: a --jq run is a few
-// milliseconds, and the recompiling (TurboFan, on every core) held up the very request the command
-// was waiting on (BENCHMARKS.md, --jq). V8's flags are the process's: set before the worker starts.
-const WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const ready = require(workerData.jq).loadJq();
-parentPort.on('message', (m) => {
-  ready.then((jq) => {
-    try {
-      parentPort.postMessage({ id: m.id, ...jq.raw(m.input, m.expression, ['-c']) });
-    } catch (e) {
-      parentPort.postMessage({ id: m.id, error: String(e && e.message || e) });
-    }
-  }, (e) => parentPort.postMessage({ id: m.id, error: String(e && e.message || e) }));
-});`;
-
 /**
- * Loads jq (in a worker thread: Ctrl-C and SIGTERM end an endless expression; bounded memory) and
+ * Loads jq (src/platform/expression.ts: Ctrl-C and SIGTERM end an endless expression; bounded memory) and
  * checks `expression` before the command does anything: a bad one is a usage error naming the line
  * and column jq gives. `terminal`: stdout is a terminal (indent, escape controls).
  */
@@ -46,16 +22,14 @@ export async function loadJqFilter(
   expression: string,
   options: { terminal: boolean; env?: Record<string, string | undefined> },
 ): Promise<JqFilter> {
-  const { ExpressionWorker, expressionMemoryMb } = await import('../platform/expression-worker.js');
-  process.getBuiltinModule('node:v8').setFlagsFromString('--liftoff-only');
-  const worker = new ExpressionWorker(
-    WORKER,
-    { jq: resolveCommonJs('jq-wasm') },
-    { what: 'The --jq expression', memoryMb: expressionMemoryMb(options.env ?? process.env) },
-  );
-  const run = (input: string) => worker.call<JqResult>({ input, expression });
+  const { loadJq, expressionMemoryMb } = await import('../platform/expression.js');
+  const jq = await loadJq({
+    what: 'The --jq expression',
+    memoryMb: expressionMemoryMb(options.env ?? process.env),
+  });
+  const run = (input: string) => jq.run(input, expression);
   // jq exits 3 on a compile error only (a run on `null` that fails at run time exits 5).
-  const check = await run('null');
+  const check = run('null');
   if (check.exitCode === 3) {
     throw new UsageError(`The --jq expression is not valid: ${jqMessage(check.stderr)}.`, {
       code: 'invalid_jq',
@@ -63,7 +37,7 @@ export async function loadJqFilter(
   }
   return {
     async apply(value) {
-      const result = await run(JSON.stringify(value) ?? 'null');
+      const result = run(JSON.stringify(value) ?? 'null');
       const text = result.stdout
         .split('\n')
         .filter((line) => line !== '')

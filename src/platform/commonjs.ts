@@ -6,7 +6,7 @@ export function requireCommonJs<T>(name: string): T {
   return process.getBuiltinModule('node:module').createRequire(import.meta.url)(name) as T;
 }
 
-/** The file `require(name)` would load (for a worker thread that loads it itself). */
+/** The file `require(name)` would load (to read a file of that package). */
 export function resolveCommonJs(name: string): string {
   return process
     .getBuiltinModule('node:module')

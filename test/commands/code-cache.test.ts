@@ -108,6 +108,20 @@ describe('the code cache', () => {
     expect((await files(cache)).filter((f) => f.endsWith('.v8'))).toHaveLength(2);
   });
 
+  it('is not written by a --jq run, which changes V8 flags (Liftoff only): the next start would refuse it', async () => {
+    const cache = join(work.path, 'cache-jq');
+    const jq = () => mkt('jq', cache, ['config', 'list', '--jq', '.profile']);
+    // A first run with --jq: no cache of its part (one made under its flags was refused at every start).
+    expect(await jq()).toMatchObject({ code: 0, stdout: 'default\n' });
+    expect((await files(cache)).filter((f) => f.includes('-config.list-'))).toEqual([]);
+    // A run without writes it; a --jq run after it leaves it as it is.
+    expect(await mkt('jq', cache, ['config', 'list', '--json'])).toMatchObject({ code: 0 });
+    const [name] = (await files(cache)).filter((f) => f.includes('-config.list-'));
+    const before = await readFile(join(cache, 'code-cache', name!));
+    expect(await jq()).toMatchObject({ code: 0, stdout: 'default\n' });
+    expect((await readFile(join(cache, 'code-cache', name!))).equals(before)).toBe(true);
+  });
+
   it("drops another build's cache unwritten for a week, and keeps a recent one", async () => {
     const cache = join(work.path, 'builds');
     await mkdir(join(cache, 'code-cache'), { recursive: true });

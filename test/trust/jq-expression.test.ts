@@ -1,7 +1,9 @@
-// --jq runs the user's expression in a worker thread (src/platform/expression-worker.ts): an endless
-// one ends on Ctrl-C (SIGINT) or SIGTERM within a second, one that outgrows its memory is refused in
-// plain words (not "Aborted()" as a bug), and on a terminal C1 controls and bidi overrides inside
-// the JSON it prints are shown escaped.
+// --jq runs the user's expression on the main thread with SIGINT and SIGTERM at their default action
+// (src/platform/expression.ts): an endless one ends on Ctrl-C (SIGINT) or SIGTERM within a second,
+// with the status a shell shows (130, 143); one that outgrows its memory, or prints without end, is
+// refused in plain words (not "Aborted()" as a bug); on a terminal C1 controls and bidi overrides
+// inside the JSON it prints are shown escaped.
+import { constants } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMkt, runMkt, tempDir } from '../support/cli.js';
 import { runMktInTty } from '../support/terminal.js';
@@ -24,11 +26,12 @@ describe('--jq', () => {
       expect(m.child.exitCode).toBeNull();
       const sent = Date.now();
       m.child.kill(signal);
-      const [exit] = await new Promise<[number | null]>((resolve) =>
-        m.child.once('close', (c) => resolve([c])),
+      const [exit, by] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+        m.child.once('close', (c, s) => resolve([c, s])),
       );
       expect(Date.now() - sent).toBeLessThan(1_000);
-      expect(exit).toBe(code);
+      // Ended by the signal itself (its default action): a shell's $? is 128 + its number.
+      expect(exit ?? 128 + constants.signals[by!]).toBe(code);
     });
   }
 
@@ -40,6 +43,16 @@ describe('--jq', () => {
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain('The --jq expression needed more than 256 MB of memory; mkt stopped it.');
     expect(r.stderr).not.toMatch(/Internal error|Aborted/);
+  });
+
+  it('stops an expression that prints without end at a quarter of its memory, in plain words', async () => {
+    const r = await runMkt(['config', 'list', '--jq', 'range(1e12)'], dir.path, {
+      env: { MKT_JQ_MEMORY_MB: '64' },
+      timeoutMs: 60_000,
+    });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain('The --jq expression printed more than 16 MB; mkt stopped it.');
+    expect(r.stdout).toBe('');
   });
 
   it('on a terminal, shows U+009B (CSI) and U+202E (right-to-left override) inside JSON escaped', async () => {
