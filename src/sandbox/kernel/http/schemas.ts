@@ -129,20 +129,13 @@ export function checkJsonBody<S extends z.ZodType>(schema: S) {
   });
 }
 
-/** How many distinct query strings a route keeps the checked answer of (then it starts afresh). */
-const QUERIES_KEPT = 256;
-
 /**
  * Checks the query string against `schema` (a strict object of optional strings): unknown and
  * repeated parameters are 400s; the handler reads `c.get('query')`. Made from a route's declaration.
- * The schema has no transform, so its answer depends on the query text alone: a query accepted once
- * is not parsed again (the same frozen object, as for no query), which keeps zod off the hot path of
- * requests that repeat their query (BENCHMARKS.md, sandbox throughput).
  */
 export function checkQuery<S extends z.ZodType>(schema: S) {
   // Most requests have no query: the schema's answer to none is worked out once.
   let none: z.ZodSafeParseResult<z.output<S>> | undefined;
-  const accepted = new Map<string, z.output<S>>();
   return createMiddleware<SandboxEnv & { Variables: { query: z.output<S> } }>(async (c, next) => {
     // The query as sent (`/path?query`), read without building the whole URL again.
     const target = c.env.incoming.url ?? '';
@@ -156,13 +149,9 @@ export function checkQuery<S extends z.ZodType>(schema: S) {
       c.set('query', none.data);
       return next();
     }
-    const text = asSent ? target.slice(target.indexOf('?') + 1) : undefined;
-    const hit = text === undefined ? undefined : accepted.get(text);
-    if (hit !== undefined) {
-      c.set('query', hit);
-      return next();
-    }
-    const params = text !== undefined ? new URLSearchParams(text) : new URL(c.req.url).searchParams;
+    const params = asSent
+      ? new URLSearchParams(target.slice(target.indexOf('?') + 1))
+      : new URL(c.req.url).searchParams;
     const raw: Record<string, string> = {};
     for (const key of new Set(params.keys())) {
       if (params.getAll(key).length > 1) {
@@ -175,11 +164,6 @@ export function checkQuery<S extends z.ZodType>(schema: S) {
     }
     const parsed = schema.safeParse(raw);
     if (!parsed.success) throw invalidRequest(describe(parsed.error.issues[0]!, 'query', raw));
-    if (text !== undefined) {
-      if (accepted.size >= QUERIES_KEPT) accepted.clear();
-      Object.freeze(parsed.data); // shared by every request with this query
-      accepted.set(text, parsed.data);
-    }
     c.set('query', parsed.data);
     await next();
   });
