@@ -74,6 +74,13 @@ async function putWhole(path: string, text: string, replace = false): Promise<vo
   }
 }
 
+/** How long ago (ms) the file `path` was last written; 0 when it is gone. */
+const ageOf = (path: string, now: () => number) =>
+  stat(path).then(
+    (s) => now() - s.mtimeMs,
+    () => 0,
+  );
+
 /** How long a taker holds the breaker of a lock at most (µs in fact); an older one's taker died. */
 const BREAKER_STALE_MS = 5_000;
 
@@ -93,10 +100,7 @@ async function replaceAbandoned(
     await putWhole(breaker, text);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    const age = await stat(breaker).then(
-      (s) => now() - s.mtimeMs,
-      () => 0,
-    );
+    const age = await ageOf(breaker, now);
     if (age > BREAKER_STALE_MS) await rm(breaker, { force: true });
     else await new Promise((r) => setTimeout(r, 10));
     return false;
@@ -211,10 +215,7 @@ export class FileLock {
       if (found === 'unreadable') {
         // Not one this version writes (putWhole): an older mkt's, created and not yet written, or
         // left so by a crash.
-        const age = await stat(path).then(
-          (s) => now() - s.mtimeMs,
-          () => 0,
-        );
+        const age = await ageOf(path, now);
         if (age < UNREADABLE_GRACE_MS) {
           await new Promise((r) => setTimeout(r, 100));
           continue;
