@@ -12,9 +12,10 @@ export default defineConfig({
     // Each file in a fresh process, chosen: files start servers and sandboxes and set process-wide
     // state (this also keeps vitest's advice to share workers out of the summary CI ends with).
     isolate: true,
-    // Two files at a time on CI's two cores (vitest's default there is one): most of a file's time
-    // is spent waiting for the processes, servers, browsers and disks it drives, not computing.
-    maxWorkers: 2,
+    // Three files at a time on CI's two cores (vitest's default there is one): most of a file's time
+    // is spent waiting for the processes, servers, browsers and disks it drives, not computing; with
+    // two, a third of the cores stayed idle through the many short files of a run's second half.
+    maxWorkers: 3,
     // The slow files first, and the ten slowest printed before the summary (test/support/run-order.ts).
     sequence: { sequencer: SlowFirst },
     reporters: ['./test/support/run-order.ts'],
