@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the tests need (Debian packages, npm packages) and runs every test:
-# lint, format, types, build, then the whole vitest suite inside a private D-Bus session with an
-# unlocked gnome-keyring (for the OS keychain tests) and Debian's Chromium (for the consent page).
+# the build, then the whole vitest suite inside a private D-Bus session with an unlocked
+# gnome-keyring (for the OS keychain tests) and Debian's Chromium (for the consent page), with lint,
+# format and types checked alongside; any of them failing fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
