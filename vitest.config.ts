@@ -14,7 +14,7 @@ export default defineConfig({
     isolate: true,
     // Three files at a time on CI's two cores (vitest's default there is one): most of a file's time
     // is spent waiting for the processes, servers, browsers and disks it drives, not computing; with
-    // two, a third of the cores stayed idle through the many short files of a run's second half.
+    // two, 5-48% of the CPU sat idle through the many short files of a run's second half.
     maxWorkers: 3,
     // The slow files first, and the ten slowest printed before the summary (test/support/run-order.ts).
     sequence: { sequencer: SlowFirst },

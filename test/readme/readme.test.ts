@@ -20,7 +20,7 @@ import { docPath, docSection, readmeCommands } from './readme-commands.js';
 // line, `npm ci`, is not typed a second time: CI's own first step is that `npm ci`, in a fresh clone
 // of this repository with the same lock file and npm cache (scripts/test-everything.sh, checked
 // below), and the copy is given the node_modules it made. The build and all that follows run in the
-// copy, from its tracked files alone.
+// copy, which holds what a clone would (nothing ignored: no build/, dist/ or node_modules of its own).
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const README = join(ROOT, 'README.md');
@@ -72,8 +72,8 @@ describe('the README, top to bottom', () => {
 
   it("opens its tour with `npm ci`, which CI runs first in its fresh clone (the tour's copy reuses it)", async () => {
     expect(readmeCommands(README, 'A five-minute tour')[0]).toBe('npm ci');
-    // The same command (npm's audit and funding reports left out), in the checkout's root, before
-    // anything that could leave a node_modules behind: lint, build, tests.
+    // The same command (npm's audit and funding reports left out), in the checkout's root, as CI's
+    // first step after the Debian packages (beside the Node versions' own), before the build and tests.
     const script = await readFile(join(ROOT, 'scripts/test-everything.sh'), 'utf8');
     const steps = script.split('\n').filter((line) => /^(npm|node|\.\/|exec )/.test(line));
     expect(steps[0]).toMatch(/^npm ci --prefix test\/package\/node-versions /);
