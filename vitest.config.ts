@@ -12,10 +12,10 @@ export default defineConfig({
     // Each file in a fresh process, chosen: files start servers and sandboxes and set process-wide
     // state (this also keeps vitest's advice to share workers out of the summary CI ends with).
     isolate: true,
-    // Three files at a time on CI's two cores (vitest's default there is one): most of a file's time
-    // is spent waiting for the processes, servers, browsers and disks it drives, not computing; with
-    // two, 5-48% of the CPU sat idle through the many short files of a run's second half.
-    maxWorkers: 3,
+    // Two files at a time on CI's two cores (vitest's default there is one): most of a file's time
+    // is spent waiting for the processes, servers, browsers and disks it drives, not computing. Three
+    // were slower (vitest 613 s against 550 s for two, 2026-11-29): more CPU for the same work.
+    maxWorkers: 2,
     // The slow files first, and the ten slowest printed before the summary (test/support/run-order.ts).
     sequence: { sequencer: SlowFirst },
     reporters: ['./test/support/run-order.ts'],
