@@ -13,7 +13,8 @@ export default defineConfig({
     // state (this also keeps vitest's advice to share workers out of the summary CI ends with).
     isolate: true,
     // Two files at a time on CI's two cores (vitest's default there is one): most of a file's time
-    // is spent waiting for the processes, servers, browsers and disks it drives, not computing.
+    // is spent waiting for the processes, servers, browsers and disks it drives, not computing. Three
+    // were slower (vitest 613 s against 550 s for two, 2026-11-29): more CPU for the same work.
     maxWorkers: 2,
     // The slow files first, and the ten slowest printed before the summary (test/support/run-order.ts).
     sequence: { sequencer: SlowFirst },

