@@ -44,22 +44,39 @@ export npm_config_globalconfig="${npm_config_globalconfig:-$(npm config get glob
 # `node` dev dependency, from the npm registry) goes first on the PATH, as `npm run` does.
 export PATH="$PWD/node_modules/.bin:$PATH"
 echo "Node.js $(node --version) from $(command -v node)"
-# Lint, types and the build at once (none needs another's output; on two cores they overlap their
-# waits), each one's output printed whole once it ends; the run stops if any failed.
-npm run lint >"$logs/lint" 2>&1 &
+# The build first, then the tests, which need only it and the Node versions; lint (eslint and
+# prettier) and types alongside from the start, at a lower priority (nice: the build and the tests go
+# first; they take what the two cores leave). Each step's output is printed whole once it ends (lint
+# and types: in the middle of the tests' output); the run fails if any step failed, after the tests.
+step() { # NAME COMMAND...: runs it, then prints its status and output at once; exits with its code
+  local name=$1 code=0
+  shift
+  "$@" >"$logs/$name" 2>&1 || code=$?
+  { [ "$code" -eq 0 ] && echo "── $name: ok" || echo "── $name: FAILED"; cat "$logs/$name"; } >"$logs/$name.report"
+  cat "$logs/$name.report"
+  return "$code"
+}
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
+step lint nice -n 10 npm run lint &
 lint=$!
-npm run typecheck >"$logs/typecheck" 2>&1 &
+step typecheck nice -n 10 npm run typecheck &
 typecheck=$!
-(npm run clean && npm run build) >"$logs/build" 2>&1 &
-build=$!
-failed=0
-for step in versions lint typecheck build; do
-  pid=${!step}
-  [ "$step" = versions ] && step=node-versions
-  if wait "$pid"; then status=ok; else status=FAILED; failed=1; fi
-  echo "── $step: $status"
-  cat "$logs/$step"
-done
-[ "$failed" -eq 0 ] || exit 1
+failed=()
+step build sh -c 'npm run clean && npm run build' || failed+=(build)
+wait "$versions" && status=ok || { status=FAILED; failed+=(node-versions); }
+echo "── node-versions: $status"
+cat "$logs/node-versions"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}" >&2
+  exit 1
+fi
 # The ten slowest test files are printed just before vitest's summary (test/support/run-order.ts).
-./scripts/with-keyring.sh node_modules/.bin/vitest run
+tests=0
+./scripts/with-keyring.sh node_modules/.bin/vitest run || tests=$?
+wait "$lint" || failed+=(lint)
+wait "$typecheck" || failed+=(typecheck)
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]} (output above)" >&2
+  exit 1
+fi
+exit "$tests"
