@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import { expect } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 
@@ -41,6 +42,55 @@ export async function call(
     json = undefined;
   }
   return { status: res.status, headers: res.headers, text, json };
+}
+
+/**
+ * Sends `count` simulated events (`user.revoked`) to the sandbox's app, `parallel` at a time, each
+ * as the developer whose token `tokens` gives, and expects each answered 201. The same requests as
+ * `call` makes, on node:http over kept-alive connections: fetch spends about 40 % more CPU a request
+ * (7.5 s against 4.5 s for 2,000 with an in-process sandbox), which over the 10,000 a full delivery
+ * history takes is most of what a burst costs a test file.
+ */
+export async function burstEvents(
+  sb: { siteUrl: string; seed: Sandbox['seed'] },
+  tokens: { next(): Promise<string> },
+  count: number,
+  parallel: number,
+): Promise<void> {
+  const url = new URL('/api/v1/simulator/events', sb.siteUrl);
+  const body = JSON.stringify({ app_id: sb.seed.app.id, event: 'user.revoked' });
+  const agent = new Agent({ keepAlive: true, maxSockets: parallel });
+  const post = (token: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(
+        url,
+        {
+          agent,
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => res.resume().on('end', () => resolve(res.statusCode!)),
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  let sent = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: parallel }, async () => {
+        while (sent < count) {
+          sent++;
+          expect(await post(await tokens.next())).toBe(201);
+        }
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
 }
 
 /** One Server-Sent Event of the relay stream. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { developerToken, developerTokens, startTestSandbox } from '../support/sandbox.js';
-import { call, fakeClock, openStream } from './helpers.js';
+import { burstEvents, call, fakeClock, openStream } from './helpers.js';
 
 let dataDir: string;
 let sb: Sandbox | undefined;
@@ -141,19 +141,7 @@ describe('delivery history', () => {
     // Each grant is a user.authorized delivery; 10,600 events follow (a grant may make 1,000 a
     // minute): the oldest few hundred are dropped.
     const events = 10_600;
-    let sent = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (sent < events) {
-          sent++;
-          const res = await call(sb!, 'POST', '/api/v1/simulator/events', {
-            token: await tokens.next(),
-            body: { app_id: seed.app.id, event: 'user.revoked' },
-          });
-          expect(res.status).toBe(201);
-        }
-      }),
-    );
+    await burstEvents(sb, tokens, events, 32);
     const first = await openStream(sb, seed.app.id, seed.test_key, '0');
     expect((await first.next()).id).toBe(String(events + tokens.grants - 10_000 + 1));
     first.close();

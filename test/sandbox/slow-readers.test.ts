@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { tempDir } from '../support/cli.js';
 import { developerTokens, killAllSandboxProcesses, startSandboxProcess } from '../support/sandbox.js';
-import { call } from './helpers.js';
+import { burstEvents, call } from './helpers.js';
 
 let dir: { path: string; remove(): Promise<void> };
 const sockets: Socket[] = [];
@@ -40,22 +40,6 @@ function neverReads(port: number, path: string, key: string, lastEventId?: strin
   });
 }
 
-async function burst(sb: Sandbox, tokens: { next(): Promise<string> }, count: number): Promise<void> {
-  let sent = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (sent < count) {
-        sent++;
-        const res = await call(sb, 'POST', '/api/v1/simulator/events', {
-          token: await tokens.next(),
-          body: { app_id: sb.seed.app.id, event: 'user.revoked' },
-        });
-        expect(res.status).toBe(201);
-      }
-    }),
-  );
-}
-
 describe('slow relay readers are bounded', () => {
   it('50 readers that never read and a burst keep the sandbox under 250 MB and answering', async () => {
     const p = await startSandboxProcess(join(dir.path, 'sandbox'), dir.path);
@@ -63,11 +47,11 @@ describe('slow relay readers are bounded', () => {
     const tokens = developerTokens(p, ['apps:write']);
     // A full history (10,000 deliveries): half the readers ask to replay it from the start, the
     // other half take live deliveries only.
-    await burst(sb, tokens, 10_000);
+    await burstEvents(p, tokens, 10_000, 16);
     const port = Number(new URL(p.siteUrl).port);
     const path = `/api/v1/apps/${p.seed.app.id}/webhooks/stream`;
     for (let i = 0; i < 50; i++) await neverReads(port, path, p.seed.test_key, i % 2 ? '0' : undefined);
-    await burst(sb, tokens, 4_000);
+    await burstEvents(p, tokens, 4_000, 16);
     expect(await rssMiB(p.pid)).toBeLessThan(250);
     const me = await call(sb, 'GET', '/api/v1/whoami', { key: p.seed.test_key });
     expect(me.status).toBe(200);
