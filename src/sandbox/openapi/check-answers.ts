@@ -69,7 +69,10 @@ async function prepare(document: () => Json) {
   }
   const [{ Ajv2020 }, { default: addFormats }] = ajvModules;
   const doc = document() as { paths: Record<string, Record<string, Json>>; components?: Json };
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  // No check of each schema against JSON Schema's own meta-schema (ajv's validateSchema): compiling
+  // that meta-schema took ~100 ms of CPU in every process that checks answers, and the document's
+  // validity is test/openapi/openapi.test.ts's (@seriousme/openapi-schema-validator), not this.
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
   (addFormats as unknown as (a: typeof ajv) => void)(ajv);
   const operations = new Map<string, Operation[]>();
   for (const [template, item] of Object.entries(doc.paths)) {
