@@ -27,6 +27,7 @@ import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../dist/sandbox/index.js';
+import { bareOclif } from './bare-oclif.js';
 
 const option = (name) =>
   process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
@@ -143,6 +144,16 @@ require(${JSON.stringify(createRequire(import.meta.url).resolve('jq-wasm'))}).lo
   }`)}
 });`,
 );
+// The floors that keep a command's whole promise: a bare oclif CLI (bench/bare-oclif.js) with one
+// command that makes the same GET and one that prints a line.
+const OCLIF_GET = 'oclif: one GET (a bare oclif CLI)';
+const OCLIF_PRINT = 'oclif: a command that prints (a bare oclif CLI)';
+{
+  const bare = bareOclif(join(work, 'bare-oclif'), node, get);
+  envs.set(bare, { ...env, BENCH_KEY: key });
+  cases[OCLIF_GET] = [[bare, 'whoami', '--json']];
+  cases[OCLIF_PRINT] = [[bare, 'hello']];
+}
 // A V8 start-up snapshot of the loaded CLI (issue 51), built with the Node that runs the cases, and
 // its unbuilt twin: the same modules loaded through dist/boot.js (code cache) at start.
 const SNAPSHOT = ['snapshot: CLI loaded, from a blob (built)', 'snapshot: CLI loaded at start (unbuilt)'];
@@ -284,6 +295,19 @@ console.log(
 if (times[SNAPSHOT[0]]?.length)
   console.log(
     `\nV8 start-up snapshot of the loaded CLI (bundle, oclif, whoami evaluated; nothing run): ${SNAPSHOT.map((k) => `${k} ${median(times[k]).toFixed(1)} ms (${(median(times[k]) / floor).toFixed(2)}× node -e '')`).join('; ')}`,
+  );
+// Against the bare oclif CLI (the floor that keeps the whole promise: oclif's parse, help and errors).
+const oclifGet = median(times[OCLIF_GET]);
+const oclifPrint = median(times[OCLIF_PRINT]);
+console.log(
+  `\nAgainst a bare oclif CLI that keeps the same promise (oclif's parser, help and errors, then the same work): ${OCLIF_GET} ${oclifGet.toFixed(1)} ms (${(oclifGet / requestFloor).toFixed(2)}× one GET); ${OCLIF_PRINT} ${oclifPrint.toFixed(1)} ms (${(oclifPrint / floor).toFixed(2)}× node -e '').\n`,
+);
+console.log('| case | × the bare oclif CLI (its GET, or its command that prints) |\n|---|---:|');
+for (const name of mine.filter(
+  (n) => !n.includes('--help') && n !== JQ_CASE && !/^mkt (--version|autocomplete|help)/.test(n),
+))
+  console.log(
+    `| ${name} | ${(median(times[name]) / (asking.has(name) ? oclifGet : oclifPrint)).toFixed(2)}× |`,
   );
 const span = (xs) =>
   xs.length
