@@ -6,6 +6,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Every sandbox answer a test receives is checked against the OpenAPI document (test/support/check-answers.ts).
     setupFiles: ['test/support/check-answers.ts'],
+    // The document those answers are checked against, made once a run (test/support/answers-document.ts).
+    globalSetup: ['test/support/answers-document.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

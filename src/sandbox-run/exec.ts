@@ -45,6 +45,7 @@ export async function execInSandbox(input: ExecInput): Promise<number> {
       notice: line,
       fixtures: input.seed,
       checkAnswers: input.env.MKT_SANDBOX_CHECK_ANSWERS || undefined,
+      checkAnswersDocument: input.env.MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT || undefined,
     }).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'EADDRINUSE') throw e;
       throw new MktError('port_in_use', `Port ${input.port} on 127.0.0.1 is already in use.`, 1, {

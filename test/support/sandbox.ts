@@ -25,6 +25,7 @@ export async function startTestSandbox(overrides: Partial<SandboxOptions> = {}):
     deliveryTimeoutMs: 2_000,
     // Each answer checked against the OpenAPI document (test/support/check-answers.ts).
     checkAnswers: process.env.MKT_SANDBOX_CHECK_ANSWERS || undefined,
+    checkAnswersDocument: process.env.MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT || undefined,
     ...overrides,
     dataDir,
   });

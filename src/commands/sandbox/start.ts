@@ -80,6 +80,7 @@ export default class SandboxStart extends BaseCommand<typeof SandboxStart> {
         notice: (line) => deps.out.info(line),
         fixtures,
         checkAnswers: deps.env.MKT_SANDBOX_CHECK_ANSWERS || undefined,
+        checkAnswersDocument: deps.env.MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT || undefined,
       });
     } catch (err) {
       if (err instanceof FolderInUseError) throw new MktError('sandbox_running', err.message, 1);

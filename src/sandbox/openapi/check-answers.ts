@@ -1,4 +1,4 @@
-import { appendFileChecked } from '../../platform/fs-atomic.js';
+import { appendFileChecked, readOwnFileSync } from '../../platform/fs-atomic.js';
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { ValidateFunction } from 'ajv';
@@ -55,6 +55,13 @@ function closed(node: unknown, inAllOf = false): unknown {
     out.unevaluatedProperties = false;
   }
   return out;
+}
+
+/** A document `sandboxDocument()` wrote (MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT), read once. */
+export function savedDocument(path: string): Json {
+  const text = readOwnFileSync(path, { maxBytes: 16 * 1024 * 1024, code: 'answers_document' });
+  if (text === undefined) throw new Error(`MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT: ${path} does not exist.`);
+  return JSON.parse(text) as Json;
 }
 
 /** The document's operations and a validator per answer schema, compiled on first use. */
