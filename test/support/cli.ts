@@ -44,10 +44,13 @@ export function baseEnv(configDir: string): Record<string, string> {
     MKT_CREDENTIAL_STORE: 'file',
     // No background update check against the real registry from a test (test/update/ turns it on).
     MKT_NO_UPDATE_NOTIFIER: '1',
-    // A sandbox it starts checks its answers against the OpenAPI document (test/support/check-answers.ts).
-    ...(process.env.MKT_SANDBOX_CHECK_ANSWERS
-      ? { MKT_SANDBOX_CHECK_ANSWERS: process.env.MKT_SANDBOX_CHECK_ANSWERS }
-      : {}),
+    // A sandbox it starts checks its answers against the OpenAPI document (test/support/check-answers.ts),
+    // the one made once a run (test/support/answers-document.ts).
+    ...Object.fromEntries(
+      ['MKT_SANDBOX_CHECK_ANSWERS', 'MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT'].flatMap((k) =>
+        process.env[k] ? [[k, process.env[k]]] : [],
+      ),
+    ),
   };
 }
 
