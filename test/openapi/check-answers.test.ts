@@ -1,9 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxDocument } from '../../src/sandbox/app.js';
 import { checkAnswers } from '../../src/sandbox/openapi/check-answers.js';
+import { runMkt } from '../support/cli.js';
 import { startTestSandbox } from '../support/sandbox.js';
 
 // MKT_SANDBOX_CHECK_ANSWERS: the checker itself, on answers that break the document in each way it
@@ -88,6 +89,58 @@ describe('the answer checker', () => {
     } finally {
       await sandbox.close();
       await rm(file, { force: true });
+    }
+  });
+});
+
+describe('the document a run makes once (MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT)', () => {
+  // `mkt sandbox exec` in a process of its own (the checker prepares its document once a process).
+  const ask = `fetch(process.env.MKT_SITE_URL + '/api/v1/whoami', { headers: { 'x-api-key': process.env.MKT_API_KEY } }).then((r) => console.log(r.status));`;
+  const exec = (document: string, file: string) =>
+    runMkt(['sandbox', 'exec', '--', process.execPath, '-e', ask], dir, {
+      env: { MKT_SANDBOX_CHECK_ANSWERS: file, MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT: document },
+    });
+
+  it('is the document a sandbox checks its answers against', async () => {
+    // whoami's answer declared with its id alone: the fields it does send are then undeclared.
+    const doc = sandboxDocument() as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const ok = (doc.paths['/api/v1/whoami']!.get!.responses as Record<string, Record<string, unknown>>)[
+      '200'
+    ]!;
+    ok.content = {
+      'application/json': { schema: { type: 'object', properties: { id: { type: 'string' } } } },
+    };
+    const document = join(dir, 'narrow.json');
+    await writeFile(document, JSON.stringify(doc), { mode: 0o600 });
+    const file = join(dir, 'narrow.jsonl');
+    const run = await exec(document, file);
+    expect(run.stdout.trim()).toBe('200');
+    expect(run.code).toBe(0);
+    const problems = (await recorded(file)).map((m) => `${m.operation} ${m.status}: ${m.problem}`);
+    expect(problems).toContain('GET /api/v1/whoami 200: field /email is not declared');
+  });
+
+  it('stops the sandbox in a sentence when it is missing, a link, not JSON or no document', async () => {
+    const link = join(dir, 'link.json');
+    await symlink('/etc/hostname', link);
+    const notJson = join(dir, 'not.json');
+    await writeFile(notJson, '{"paths":', { mode: 0o600 });
+    const notDoc = join(dir, 'array.json');
+    await writeFile(notDoc, '[1, 2]', { mode: 0o600 });
+    for (const [document, says] of [
+      [
+        join(dir, 'missing.json'),
+        /MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT names .*missing\.json, which does not exist\./,
+      ],
+      [link, /link\.json is a symbolic link/],
+      [notJson, /which is not JSON\./],
+      [notDoc, /which is not an OpenAPI document\./],
+    ] as const) {
+      const run = await exec(document, join(dir, 'refused.jsonl'));
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(says);
+      expect(run.stderr).not.toMatch(/Internal error/);
+      expect(run.stdout).toBe(''); // the command never ran
     }
   });
 });

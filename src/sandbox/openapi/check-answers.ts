@@ -1,4 +1,5 @@
 import { appendFileChecked, readOwnFileSync } from '../../platform/fs-atomic.js';
+import { RefusedError } from '../../platform/refused.js';
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { ValidateFunction } from 'ajv';
@@ -57,11 +58,27 @@ function closed(node: unknown, inAllOf = false): unknown {
   return out;
 }
 
-/** A document `sandboxDocument()` wrote (MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT), read once. */
+/**
+ * A document `sandboxDocument()` wrote (MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT), read once; a missing file,
+ * a link, another user's file or no JSON object is refused in a sentence (the sandbox does not start).
+ */
 export function savedDocument(path: string): Json {
-  const text = readOwnFileSync(path, { maxBytes: 16 * 1024 * 1024, code: 'answers_document' });
-  if (text === undefined) throw new Error(`MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT: ${path} does not exist.`);
-  return JSON.parse(text) as Json;
+  const code = 'answers_document';
+  const text = readOwnFileSync(path, { maxBytes: 16 * 1024 * 1024, code });
+  const refuse = (what: string) =>
+    new RefusedError(code, `MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT names ${path}, which ${what}.`, [
+      'unset MKT_SANDBOX_CHECK_ANSWERS_DOCUMENT   (each sandbox then makes the document itself)',
+    ]);
+  if (text === undefined) throw refuse('does not exist');
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw refuse('is not JSON');
+  }
+  if (doc === null || typeof doc !== 'object' || typeof (doc as Json).paths !== 'object')
+    throw refuse('is not an OpenAPI document');
+  return doc as Json;
 }
 
 /** The document's operations and a validator per answer schema, compiled on first use. */
