@@ -6,6 +6,8 @@
 // that keeps their promise), and so ≤ 2.0× `node -e ''`; `--jq` ≤ 1.15× its own floor (that
 // request, then jq-wasm as mkt runs it); every other case ≤ 1.5× `node -e ''`; no case slower
 // than a baseline build (--compare); peak RSS of a short command ≤ 1.5× a bare Node process.
+// Beside them, the floor that keeps a command's whole promise (its parse, help and errors as well as
+// its work): a bare oclif CLI making the same GET, or printing a line (bench/bare-oclif.js).
 // Prints tables to publish as they are (BENCHMARKS.md), with the load average.
 // Usage: npm run build && node bench/startup.js [--rounds 15] [--node PATH] [--compare REV|DIR]...
 //   --node PATH    the Node that runs every case (default: this one), e.g.
