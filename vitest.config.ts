@@ -14,10 +14,12 @@ export default defineConfig({
     // Each file in a fresh process, chosen: files start servers and sandboxes and set process-wide
     // state (this also keeps vitest's advice to share workers out of the summary CI ends with).
     isolate: true,
-    // Two files at a time on CI's two cores (vitest's default there is one): most of a file's time
-    // is spent waiting for the processes, servers, browsers and disks it drives, not computing. Three
-    // were slower (vitest 613 s against 550 s for two, 2026-11-29): more CPU for the same work.
-    maxWorkers: 2,
+    // Three files at a time on CI's two cores (vitest's default there is one): most of a file's time
+    // is spent waiting for the processes, servers, browsers and disks it drives, not computing. On
+    // fresh clones of the same code, alone: vitest 564 s with three against 641 s with two (whole runs
+    // 10 min 35 s and 12 min 15 s, 2026-11-29, evening); earlier in the day, before the event bursts
+    // went over node:http, three were slower (613 s against 550 s).
+    maxWorkers: 3,
     // The slow files first, and the ten slowest printed before the summary (test/support/run-order.ts).
     sequence: { sequencer: SlowFirst },
     reporters: ['./test/support/run-order.ts'],
